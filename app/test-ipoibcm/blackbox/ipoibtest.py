@@ -1,0 +1,83 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Helpers for the black-box tests: stock DPDK tools against the plugin."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+BUILD = os.environ.get("IPOIBCM_BUILD",
+                       os.path.join(os.path.dirname(__file__), "../../../build"))
+PLUGIN_NAME = "librte_net_ipoibcm.so"
+TESTPMD = shutil.which("dpdk-testpmd") or "/usr/bin/dpdk-testpmd"
+EAL = ["--no-huge", "-m", "1024", "--no-pci"]
+
+_failures = []
+
+
+def check(cond, what):
+    """Record and print one assertion."""
+    print(("  ok   " if cond else "  FAIL ") + what, flush=True)
+    if not cond:
+        _failures.append(what)
+    return cond
+
+
+def done():
+    """Exit with the verdict of every check()."""
+    if _failures:
+        print("%d check(s) failed" % len(_failures))
+        sys.exit(1)
+    print("all checks passed")
+    sys.exit(0)
+
+
+def plugin():
+    """Path from which EAL loads the built plugin (devtools/plugin-path.py)."""
+    tool = os.path.join(os.path.dirname(__file__),
+                        "../../../devtools/plugin-path.py")
+    return subprocess.run([sys.executable, tool, BUILD], check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def _sanitizer_env():
+    """Environment for loading a sanitizer-built plugin into stock tools.
+
+    The sanitizer runtimes must come first in the process, so they are
+    preloaded; testpmd's own allocations are not ours to check for leaks.
+    """
+    from elftools.elf.dynamic import DynamicSection
+    from elftools.elf.elffile import ELFFile
+    built = os.path.join(BUILD, "drivers/net/ipoib_cm", PLUGIN_NAME)
+    with open(built, "rb") as f:
+        needed = [t.needed for s in ELFFile(f).iter_sections()
+                  if isinstance(s, DynamicSection)
+                  for t in s.iter_tags() if t.entry.d_tag == "DT_NEEDED"]
+    preload = []
+    for lib in ("libasan.so", "libubsan.so"):
+        if any(n.startswith(lib) for n in needed):
+            path = subprocess.run(["gcc", "-print-file-name=" + lib],
+                                  capture_output=True, text=True).stdout
+            preload.append(os.path.realpath(path.strip()))
+    env = dict(os.environ)
+    if preload:
+        env["LD_PRELOAD"] = " ".join(preload)
+        env["ASAN_OPTIONS"] = "detect_leaks=0:abort_on_error=1"
+        env["UBSAN_OPTIONS"] = "halt_on_error=1:print_stacktrace=1"
+    return env
+
+
+ENV = _sanitizer_env()
+
+
+def testpmd(vdevs, prefix, args=(), stdin=None, timeout=60, plugin_path=None):
+    """Run stock dpdk-testpmd with the plugin; return (rc, output)."""
+    cmd = [TESTPMD] + EAL + ["--file-prefix=" + prefix,
+                             "-d", plugin_path or plugin()]
+    for v in vdevs:
+        cmd += ["--vdev=" + v]
+    cmd += ["--"] + list(args)
+    print("  $ " + " ".join(cmd), flush=True)
+    p = subprocess.run(cmd, input=stdin, capture_output=True, text=True,
+                       timeout=timeout, env=ENV)
+    return p.returncode, p.stdout + p.stderr

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ */
+
+#ifndef IPOIB_DEVARGS_H
+#define IPOIB_DEVARGS_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define IPOIB_ARG_TRANSPORT	"transport"
+#define IPOIB_ARG_FABRIC	"fabric"
+#define IPOIB_ARG_GUID		"guid"
+#define IPOIB_ARG_DEV		"dev"
+#define IPOIB_ARG_PORT		"port"
+#define IPOIB_ARG_GID_INDEX	"gid_index"
+#define IPOIB_ARG_SRQ		"srq"
+#define IPOIB_ARG_MAX_CONNS	"max_conns"
+#define IPOIB_ARG_MEM_BUDGET	"mem_budget"
+#define IPOIB_ARG_PKEY		"pkey"
+#define IPOIB_ARG_IB_MTU	"ib_mtu"
+#define IPOIB_ARG_MODE		"mode"
+#define IPOIB_ARG_CAPTURE	"capture"
+#define IPOIB_ARG_REAP_IDLE	"reap_idle"
+#define IPOIB_ARG_RETRY_MIN	"retry_min"
+#define IPOIB_ARG_RETRY_MAX	"retry_max"
+
+#define IPOIB_FABRIC_NAME_MAX	31
+#define IPOIB_DEV_NAME_MAX	63
+
+enum ipoib_transport_kind {
+	IPOIB_TRANSPORT_SHM,
+	IPOIB_TRANSPORT_VERBS,
+};
+
+enum ipoib_srq_mode {
+	IPOIB_SRQ_AUTO,
+	IPOIB_SRQ_ON,
+	IPOIB_SRQ_OFF,
+};
+
+enum ipoib_frame_mode {
+	IPOIB_MODE_ETH,
+	IPOIB_MODE_RAW,
+};
+
+/* The port's configuration: defaults, then devargs, then checks. */
+struct ipoib_config {
+	enum ipoib_transport_kind transport;
+	char fabric[IPOIB_FABRIC_NAME_MAX + 1];
+	uint64_t guid;			/* 0: derived from the device name */
+	char dev[IPOIB_DEV_NAME_MAX + 1];
+	uint8_t port;
+	uint8_t gid_index;
+	enum ipoib_srq_mode srq;
+	uint32_t max_conns;
+	uint64_t mem_budget;		/* bytes */
+	uint16_t pkey;
+	uint16_t ib_mtu;
+	enum ipoib_frame_mode mode;
+	char capture[PATH_MAX];
+	uint32_t reap_idle;		/* seconds, 0: never */
+	uint32_t retry_min;		/* milliseconds */
+	uint32_t retry_max;		/* milliseconds */
+};
+
+/* The string RTE_PMD_REGISTER_PARAM_STRING publishes. */
+#define IPOIB_PARAM_STRING \
+	IPOIB_ARG_TRANSPORT "=shm|verbs " \
+	IPOIB_ARG_FABRIC "=<name> " \
+	IPOIB_ARG_GUID "=<hex64> " \
+	IPOIB_ARG_DEV "=<rdma device> " \
+	IPOIB_ARG_PORT "=<1-255> " \
+	IPOIB_ARG_GID_INDEX "=<0-255> " \
+	IPOIB_ARG_SRQ "=auto|on|off " \
+	IPOIB_ARG_MAX_CONNS "=<1-65536> " \
+	IPOIB_ARG_MEM_BUDGET "=<bytes>[K|M|G] " \
+	IPOIB_ARG_PKEY "=<0x0001-0xffff> " \
+	IPOIB_ARG_IB_MTU "=256|512|1024|2048|4096 " \
+	IPOIB_ARG_MODE "=eth|raw " \
+	IPOIB_ARG_CAPTURE "=<pcap file> " \
+	IPOIB_ARG_REAP_IDLE "=<seconds> " \
+	IPOIB_ARG_RETRY_MIN "=<ms> " \
+	IPOIB_ARG_RETRY_MAX "=<ms>"
+
+void ipoib_config_defaults(struct ipoib_config *cfg);
+int ipoib_config_parse(struct ipoib_config *cfg, const char *name,
+		       const char *args);
+void ipoib_config_log(const struct ipoib_config *cfg, const char *name);
+
+#endif /* IPOIB_DEVARGS_H */
