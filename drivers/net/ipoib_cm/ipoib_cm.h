@@ -5,51 +5,307 @@
 #ifndef IPOIB_CM_H
 #define IPOIB_CM_H
 
+/*
+ * The driver's private structures and constants. Datapath structures hold
+ * what the bursts touch first and counters last; control state is apart.
+ */
+
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <ethdev_driver.h>
 #include <rte_ether.h>
+#include <rte_hash.h>
 #include <rte_mempool.h>
+#include <rte_rcu_qsbr.h>
+#include <rte_ring.h>
+#include <rte_spinlock.h>
 
 #include "ipoib_devargs.h"
+#include "ipoib_eth.h"
+#include "ipoib_hca.h"
+#include "ipoib_peer.h"
+#include "ipoib_wire.h"
 
 #define IPOIB_MAX_QUEUES	16
 #define IPOIB_MIN_MTU		68
-#define IPOIB_CM_MTU		65520	/* RFC 4755 connected-mode MTU */
-#define IPOIB_MAX_DESC		4096
+#define IPOIB_MAX_DESC		8192
 #define IPOIB_MIN_DESC		32
+#define IPOIB_BURST		32
+#define IPOIB_UD_RING		512	/* UD receive WRs (queue 0) */
+#define IPOIB_TX_QP_WR		1	/* active RC QPs receive nothing */
+#define IPOIB_MCAST_MAX		32	/* multicast groups with an AH */
 
-/* Per-queue counters: written only by the queue's lcore. */
-struct ipoib_queue_stats {
+/* wr_id: kind in the top byte, connection index, slot. */
+#define IPOIB_WR_KIND_SHIFT	56
+#define IPOIB_WR_CONN_SHIFT	24
+#define IPOIB_WR_SLOT_MASK	0xffffffULL
+#define IPOIB_WR_CONN_MASK	0xffffffffULL
+
+enum ipoib_wr_kind {
+	IPOIB_WR_UD = 1,
+	IPOIB_WR_SRQ = 2,
+	IPOIB_WR_CONN = 3,
+};
+
+static inline uint64_t
+ipoib_wr_id(enum ipoib_wr_kind kind, uint32_t conn, uint32_t slot)
+{
+	return (uint64_t)kind << IPOIB_WR_KIND_SHIFT |
+	       (uint64_t)conn << IPOIB_WR_CONN_SHIFT | slot;
+}
+
+/* A pool of receive buffers in memory the HCA can write. */
+struct ipoib_pool {
+	struct rte_mempool *mp;
+	struct ipoib_hca_mem mem;
+	uint16_t seg_len;		/* bytes each mbuf receives */
+};
+
+/* Receive buffers posted to one receive queue (UD, SRQ, or a connection). */
+struct ipoib_rx_ring {
+	struct rte_mbuf **bufs;		/* nb_slots x segs */
+	struct ipoib_pool *pool;
+	uint32_t nb_slots;
+	uint16_t segs;			/* mbufs per WR */
+	uint16_t seg_len;
+	uint32_t outstanding;		/* posted, not yet completed */
+};
+
+/* The port's datagram side: one UD QP, polled by rx queue 0. */
+struct ipoib_ud {
+	struct ipoib_hca_cq *cq;
+	struct ipoib_pool pool;
+	struct ipoib_rx_ring ring;
+};
+
+/* Datapath counters of one rx queue: one writer, its lcore. */
+struct ipoib_rxq_stats {
 	uint64_t packets;
 	uint64_t bytes;
 	uint64_t errors;
 	uint64_t nombuf;
+	uint64_t rc_packets;
+	uint64_t rc_bytes;
+	uint64_t ud_packets;
+	uint64_t ud_bytes;
+	uint64_t drop_malformed;
+	uint64_t drop_len;		/* longer than the posted buffer */
+	uint64_t drop_mcast_loop;	/* our own multicast, looped back */
+	uint64_t drop_unknown_conn;
+	uint64_t flushed;		/* WRs completed by a QP teardown */
+	uint64_t learned;		/* peers first heard of here */
 };
 
+struct ipoib_priv;
+
 struct ipoib_rxq {
+	/* hot: what the bursts touch */
 	struct ipoib_priv *priv;
-	struct rte_mempool *mp;
+	uint16_t (*poll_cq)(struct ipoib_hca_cq *cq, struct ipoib_wc *wc,
+			    uint16_t n);
+	struct ipoib_hca_cq *cq;	/* RC completions of this queue */
+	struct ipoib_hca_cq *ud_cq;	/* queue 0 only: the UD QP's */
+	struct ipoib_rx_ring *ud;	/* queue 0 only */
+	struct ipoib_hca_srq *srq;	/* SRQ mode */
+	struct ipoib_rx_ring srq_ring;
+	struct ipoib_conn **conns;	/* priv->conns */
+	uint32_t nr_conns;
+	struct rte_ring *loopback;	/* queue 0: ICMP errors made by tx */
+	uint16_t port_id;
 	uint16_t queue_id;
+	uint32_t qsbr_id;
+	/* the last UD source, to skip a hash lookup for a busy sender */
+	struct ipoib_peer *last_src;
+	/* counters last */
+	struct ipoib_rxq_stats stats;
+	struct ipoib_rxq_stats stats_base;	/* snapshot at last reset */
+	/* control */
+	struct ipoib_pool pool;		/* SRQ buffers */
+	struct rte_mempool *app_mp;	/* what the application gave */
 	uint16_t nb_desc;
-	struct ipoib_queue_stats stats;
-	struct ipoib_queue_stats stats_base;	/* snapshot at last reset */
 } __rte_cache_aligned;
+
+struct ipoib_txq_stats {
+	uint64_t packets;
+	uint64_t bytes;
+	uint64_t errors;
+	uint64_t rc_packets;
+	uint64_t rc_bytes;
+	uint64_t ud_packets;
+	uint64_t ud_bytes;
+	uint64_t mcast_packets;
+	uint64_t drop_no_neigh;
+	uint64_t drop_malformed;
+	uint64_t drop_too_long;
+	uint64_t drop_vlan;
+	uint64_t drop_qp_error;
+	uint64_t frag_packets;		/* packets fragmented */
+	uint64_t frags;			/* fragments made */
+	uint64_t icmp_too_big;		/* ICMP errors given back */
+};
+
+struct ipoib_tx_batch;
+struct ipoib_tx_pending;
 
 struct ipoib_txq {
+	/* hot */
 	struct ipoib_priv *priv;
+	uint16_t (*post_send)(struct ipoib_hca_qp *qp,
+			      const struct ipoib_send_wr *wr, uint16_t n);
+	struct ipoib_hca_qp *ud_qp;
+	struct ipoib_tx_batch *batch;	/* per-burst scratch */
+	struct ipoib_peer *last_peer;	/* the last unicast destination */
+	uint16_t nb_pending;
 	uint16_t queue_id;
+	uint32_t qsbr_id;
+	struct ipoib_tx_pending *pending;	/* RNR backlog */
+	/* a MAC the subnet did not know, not asked again for a while */
+	struct rte_ether_addr neg_mac;
+	uint64_t neg_tsc;
+	uint64_t neg_cycles;
+	struct rte_mempool *frag_direct;
+	struct rte_mempool *frag_indirect;
+	/* counters last */
+	struct ipoib_txq_stats stats;
+	struct ipoib_txq_stats stats_base;
 	uint16_t nb_desc;
-	struct ipoib_queue_stats stats;
-	struct ipoib_queue_stats stats_base;
 } __rte_cache_aligned;
 
-/* Port control state (dev_private). */
+/* A connection (one RC QP): active (we send) or passive (we receive). */
+enum ipoib_conn_state {
+	IPOIB_CONN_CONNECTING,
+	IPOIB_CONN_CONNECTED,
+	IPOIB_CONN_DRAINING,	/* QP in error, waiting for its flushes */
+};
+
+struct ipoib_conn {
+	/* read by the datapath */
+	struct ipoib_hca_qp *qp;
+	struct ipoib_peer *peer;
+	struct ipoib_rx_ring ring;	/* non-SRQ passive: own buffers */
+	uint32_t index;			/* in priv->conns[], in wr_id */
+	uint32_t state;			/* enum ipoib_conn_state */
+	uint8_t active;
+	uint8_t dreq_sent;
+	/* control */
+	struct ipoib_cm_id *cm_id;
+	struct ipoib_pool pool;		/* non-SRQ passive */
+	uint64_t charged;		/* bytes charged to mem_budget */
+	uint64_t since_ns;
+	uint64_t last_active_ns;
+	uint64_t token;			/* RCU: when it stopped being used */
+	uint64_t drain_deadline_ns;
+};
+
+/* Control counters: one writer, the control thread. */
+struct ipoib_ctrl_stats {
+	uint64_t conn_established_active;
+	uint64_t conn_established_passive;
+	uint64_t conn_failed;
+	uint64_t rej_sent[32];		/* by IBTA reason, capped */
+	uint64_t rej_rcvd[32];
+	uint64_t cm_timeouts;
+	uint64_t retries;
+	uint64_t promotions;
+	uint64_t reaped;
+	uint64_t evictions;
+	uint64_t spills;
+	uint64_t qp_errors;
+	uint64_t peer_collisions;
+	uint64_t peers_learned;
+	uint64_t cm_malformed;
+};
+
+struct ipoib_mcast {
+	uint8_t mgid[IPOIB_GID_LEN];
+	struct ipoib_hca_ah *ah;
+	bool joined;
+};
+
 struct ipoib_priv {
 	struct rte_eth_dev *eth_dev;
 	struct ipoib_config cfg;
+	const struct ipoib_hca_ops *ops;
+	struct ipoib_hca *hca;
+	struct ipoib_port_attr attr;
+	struct ipoib_eth_ctx eth;	/* MAC, hwaddr, P_Key for framing */
 	struct rte_ether_addr mac;
+	uint16_t pkey;			/* full member */
+	uint16_t ud_mtu;		/* ib_mtu - 4 */
+	uint32_t rc_buf;		/* RC receive WR bytes: MTU + 4 */
+	bool srq;			/* receive mode chosen at start */
 	bool started;
+	struct ipoib_hca_qp *ud_qp;
+	uint32_t ud_qpn;
+	struct ipoib_ud ud;
+	/* multicast: AHs to send, groups joined to receive */
+	struct ipoib_mcast mcast[IPOIB_MCAST_MAX];
+	unsigned int nr_mcast;
+	rte_spinlock_t mcast_lock;
+	struct ipoib_peers pt;
+	/* connections */
+	struct ipoib_conn **conns;	/* by index; NULL: free */
+	uint32_t nr_conns_max;		/* 2 x max_conns, + draining */
+	uint32_t conn_cursor;
+	uint32_t nr_active, nr_passive;	/* CONNECTING + CONNECTED */
+	uint64_t mem_used;		/* bytes charged to mem_budget */
+	struct rte_ring *connect_req;	/* peers the datapath wants on RC */
+	uint64_t next_sample_ns;
+	struct ipoib_pool dead_pools[256];	/* waiting for their mbufs */
+	uint32_t nr_dead_pools;
+	uint64_t srq_limit_events;
+	uint64_t port_down_events;
+	/* control thread */
+	pthread_t ctrl_thread;
+	bool ctrl_running;
+	bool ctrl_stop;			/* atomic */
+	bool stopping;			/* no new connections */
+	pthread_mutex_t ctrl_lock;	/* telemetry and API readers */
+	struct ipoib_ctrl_stats cstats;
+	struct ipoib_ctrl_stats cstats_base;
+	struct ipoib_hca_stats hstats_base;
+	struct rte_ring *loopback;	/* ICMP errors for the rx side */
+	/* memory accounting */
+	uint64_t mem_rx_pool;		/* receive buffer memory, all queues */
+	uint64_t mem_conn_host;		/* host bytes of connection state */
 };
+
+/* ipoib_port.c: the port's life with its HCA */
+int ipoib_port_open(struct ipoib_priv *priv, const char *name);
+void ipoib_port_close(struct ipoib_priv *priv);
+struct ipoib_hca_ah *ipoib_mcast_ah(struct ipoib_priv *priv,
+				    const uint8_t *mgid);
+int ipoib_mcast_join(struct ipoib_priv *priv, const uint8_t *mgid);
+
+/* ipoib_rx_srq.c / ipoib_rx_nosrq.c: the two receive bursts */
+uint16_t ipoib_rx_burst_srq(void *q, struct rte_mbuf **pkts, uint16_t n);
+uint16_t ipoib_rx_burst_nosrq(void *q, struct rte_mbuf **pkts, uint16_t n);
+
+/* ipoib_tx.c */
+int ipoib_txq_setup(struct rte_eth_dev *dev, uint16_t qid, uint16_t nb_desc,
+		    unsigned int socket);
+void ipoib_txq_release(struct rte_eth_dev *dev, uint16_t qid);
+uint16_t ipoib_tx_burst(void *q, struct rte_mbuf **pkts, uint16_t n);
+
+/* ipoib_conn.c: the connection manager (control thread) */
+int ipoib_conns_init(struct ipoib_priv *priv);
+void ipoib_conns_fini(struct ipoib_priv *priv);
+void ipoib_conn_request(struct ipoib_priv *priv, struct ipoib_peer *peer);
+void ipoib_conn_handle_cm(struct ipoib_priv *priv,
+			  const struct ipoib_cm_event *ev);
+void ipoib_conn_handle_async(struct ipoib_priv *priv,
+			     const struct ipoib_async_event *ev);
+void ipoib_conn_timers(struct ipoib_priv *priv, uint64_t now);
+int ipoib_conn_listen(struct ipoib_priv *priv);
+void ipoib_peers_reset_pending(struct ipoib_priv *priv);
+void ipoib_pools_reap_all(struct ipoib_priv *priv);
+
+/* ipoib_ctrl.c: the control thread */
+int ipoib_ctrl_start(struct ipoib_priv *priv);
+void ipoib_ctrl_stop(struct ipoib_priv *priv);
+
+uint64_t ipoib_now_ns(void);
 
 #endif /* IPOIB_CM_H */

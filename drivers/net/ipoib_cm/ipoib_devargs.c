@@ -282,6 +282,87 @@ arg_retry_max(const char *value, struct ipoib_config *cfg)
 	return ret;
 }
 
+static int
+arg_u32(const char *value, uint64_t min, uint64_t max, uint32_t *out)
+{
+	uint64_t v;
+	int ret = parse_uint(value, 10, min, max, &v);
+
+	if (ret == 0)
+		*out = (uint32_t)v;
+	return ret;
+}
+
+static int
+arg_shm_max_qp(const char *value, struct ipoib_config *cfg)
+{
+	return arg_u32(value, 1, 65536, &cfg->shm_max_qp);
+}
+
+static int
+arg_shm_max_srq_wr(const char *value, struct ipoib_config *cfg)
+{
+	return arg_u32(value, 1, 1 << 20, &cfg->shm_max_srq_wr);
+}
+
+static int
+arg_shm_max_cqe(const char *value, struct ipoib_config *cfg)
+{
+	return arg_u32(value, 1, 1 << 24, &cfg->shm_max_cqe);
+}
+
+static int
+arg_fault_drop(const char *value, struct ipoib_config *cfg)
+{
+	return arg_u32(value, 0, 1000000, &cfg->fault_drop_ppm);
+}
+
+static int
+arg_fault_cm_delay(const char *value, struct ipoib_config *cfg)
+{
+	return arg_u32(value, 0, 60000, &cfg->fault_cm_delay_ms);
+}
+
+static int
+arg_fault_rej(const char *value, struct ipoib_config *cfg)
+{
+	uint32_t n;
+
+	if (strcmp(value, "all") == 0) {
+		cfg->fault_rej_after = 0;
+		return 0;
+	}
+	if (arg_u32(value, 0, 65536, &n) < 0)
+		return -EINVAL;
+	cfg->fault_rej_after = (int32_t)n;
+	return 0;
+}
+
+/* CM message types separated by ':' (kvargs keeps ',' for itself). */
+static int
+arg_fault_cm_drop(const char *value, struct ipoib_config *cfg)
+{
+	static const char *const words[] = {
+		"", "req", "rep", "rej", "rtu", "dreq", "drep",
+	};
+	char buf[64], *tok, *save = NULL;
+	uint32_t mask = 0;
+	int i;
+
+	if (strlen(value) == 0 || strlen(value) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, value);
+	for (tok = strtok_r(buf, ":", &save); tok != NULL;
+	     tok = strtok_r(NULL, ":", &save)) {
+		i = parse_word(tok, words, RTE_DIM(words));
+		if (i <= 0)
+			return -EINVAL;
+		mask |= 1u << i;
+	}
+	cfg->fault_cm_drop_mask = mask;
+	return 0;
+}
+
 static const struct ipoib_arg ipoib_args[] = {
 	{ IPOIB_ARG_TRANSPORT, "shm or verbs", arg_transport },
 	{ IPOIB_ARG_FABRIC, "1-31 characters of [A-Za-z0-9_-]", arg_fabric },
@@ -302,11 +383,25 @@ static const struct ipoib_arg ipoib_args[] = {
 	{ IPOIB_ARG_REAP_IDLE, "0-604800 seconds (0: never)", arg_reap_idle },
 	{ IPOIB_ARG_RETRY_MIN, "1-3600000 milliseconds", arg_retry_min },
 	{ IPOIB_ARG_RETRY_MAX, "1-3600000 milliseconds", arg_retry_max },
+	{ IPOIB_ARG_SHM_MAX_QP, "1-65536", arg_shm_max_qp },
+	{ IPOIB_ARG_SHM_MAX_SRQ_WR, "1-1048576", arg_shm_max_srq_wr },
+	{ IPOIB_ARG_SHM_MAX_CQE, "1-16777216", arg_shm_max_cqe },
+	{ IPOIB_ARG_FAULT_DROP, "0-1000000 (parts per million)",
+	  arg_fault_drop },
+	{ IPOIB_ARG_FAULT_CM_DELAY, "0-60000 milliseconds",
+	  arg_fault_cm_delay },
+	{ IPOIB_ARG_FAULT_REJ, "all or 0-65536 (connections accepted)",
+	  arg_fault_rej },
+	{ IPOIB_ARG_FAULT_CM_DROP, "CM message types req, rep, rej, rtu, "
+	  "dreq, drep joined with ':'", arg_fault_cm_drop },
 };
 
 /* Keys that only mean something to one transport. */
 static const char *const ipoib_shm_only[] = {
 	IPOIB_ARG_FABRIC, IPOIB_ARG_GUID, IPOIB_ARG_IB_MTU, IPOIB_ARG_CAPTURE,
+	IPOIB_ARG_SHM_MAX_QP, IPOIB_ARG_SHM_MAX_SRQ_WR, IPOIB_ARG_SHM_MAX_CQE,
+	IPOIB_ARG_FAULT_DROP, IPOIB_ARG_FAULT_CM_DELAY, IPOIB_ARG_FAULT_REJ,
+	IPOIB_ARG_FAULT_CM_DROP,
 };
 static const char *const ipoib_verbs_only[] = {
 	IPOIB_ARG_DEV, IPOIB_ARG_PORT, IPOIB_ARG_GID_INDEX,
@@ -328,6 +423,7 @@ ipoib_config_defaults(struct ipoib_config *cfg)
 	cfg->reap_idle = IPOIB_DEFAULT_REAP_IDLE;
 	cfg->retry_min = IPOIB_DEFAULT_RETRY_MIN;
 	cfg->retry_max = IPOIB_DEFAULT_RETRY_MAX;
+	cfg->fault_rej_after = -1;
 }
 
 static const struct ipoib_arg *
@@ -359,7 +455,7 @@ ipoib_key_in(const struct rte_kvargs *kvlist, const char *const keys[],
 static void
 ipoib_log_valid_keys(const char *name)
 {
-	char keys[256];
+	char keys[512];
 	size_t off = 0;
 	unsigned int i;
 

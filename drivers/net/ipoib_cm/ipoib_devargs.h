@@ -25,6 +25,13 @@
 #define IPOIB_ARG_REAP_IDLE	"reap_idle"
 #define IPOIB_ARG_RETRY_MIN	"retry_min"
 #define IPOIB_ARG_RETRY_MAX	"retry_max"
+#define IPOIB_ARG_SHM_MAX_QP	"shm_max_qp"
+#define IPOIB_ARG_SHM_MAX_SRQ_WR "shm_max_srq_wr"
+#define IPOIB_ARG_SHM_MAX_CQE	"shm_max_cqe"
+#define IPOIB_ARG_FAULT_DROP	"fault_drop"
+#define IPOIB_ARG_FAULT_CM_DELAY "fault_cm_delay"
+#define IPOIB_ARG_FAULT_REJ	"fault_rej"
+#define IPOIB_ARG_FAULT_CM_DROP	"fault_cm_drop"
 
 #define IPOIB_FABRIC_NAME_MAX	31
 #define IPOIB_DEV_NAME_MAX	63
@@ -63,6 +70,15 @@ struct ipoib_config {
 	uint32_t reap_idle;		/* seconds, 0: never */
 	uint32_t retry_min;		/* milliseconds */
 	uint32_t retry_max;		/* milliseconds */
+	/* shm: resource limits of the software HCA (0: its defaults) */
+	uint32_t shm_max_qp;
+	uint32_t shm_max_srq_wr;
+	uint32_t shm_max_cqe;
+	/* shm: fault injection on what this port receives */
+	uint32_t fault_drop_ppm;
+	uint32_t fault_cm_delay_ms;
+	int32_t fault_rej_after;	/* -1: off */
+	uint32_t fault_cm_drop_mask;	/* 1 << CM message type */
 };
 
 /* The string RTE_PMD_REGISTER_PARAM_STRING publishes. */
@@ -82,7 +98,14 @@ struct ipoib_config {
 	IPOIB_ARG_CAPTURE "=<pcap file> " \
 	IPOIB_ARG_REAP_IDLE "=<seconds> " \
 	IPOIB_ARG_RETRY_MIN "=<ms> " \
-	IPOIB_ARG_RETRY_MAX "=<ms>"
+	IPOIB_ARG_RETRY_MAX "=<ms> " \
+	IPOIB_ARG_SHM_MAX_QP "=<n> " \
+	IPOIB_ARG_SHM_MAX_SRQ_WR "=<n> " \
+	IPOIB_ARG_SHM_MAX_CQE "=<n> " \
+	IPOIB_ARG_FAULT_DROP "=<ppm> " \
+	IPOIB_ARG_FAULT_CM_DELAY "=<ms> " \
+	IPOIB_ARG_FAULT_REJ "=all|<n> " \
+	IPOIB_ARG_FAULT_CM_DROP "=<req:rep:rej:rtu:dreq:drep>"
 
 void ipoib_config_defaults(struct ipoib_config *cfg);
 int ipoib_config_parse(struct ipoib_config *cfg, const char *name,

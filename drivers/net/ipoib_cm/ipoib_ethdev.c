@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright(c) 2026 The net_ipoibcm authors
+ *
+ * The ethdev glue: probe and remove of the net_ipoibcm vdev, and the
+ * eth_dev_ops. Start and stop are in ipoib_trigger.c.
  */
 
 #include <errno.h>
@@ -7,36 +10,22 @@
 #include <bus_vdev_driver.h>
 #include <ethdev_driver.h>
 #include <ethdev_vdev.h>
-#include <rte_jhash.h>
 #include <rte_malloc.h>
 
 #include "ipoib_cm.h"
 #include "ipoib_log.h"
+#include "ipoib_rxq.h"
+#include "ipoib_trigger.h"
+#include "ipoib_tx.h"
+#include "ipoib_xstats.h"
 
 RTE_LOG_REGISTER(ipoib_logtype, pmd.net.ipoibcm, NOTICE);
-
-static uint16_t
-ipoib_rx_burst_none(void *q, struct rte_mbuf **pkts, uint16_t n)
-{
-	RTE_SET_USED(q);
-	RTE_SET_USED(pkts);
-	RTE_SET_USED(n);
-	return 0;
-}
-
-static uint16_t
-ipoib_tx_burst_none(void *q, struct rte_mbuf **pkts, uint16_t n)
-{
-	RTE_SET_USED(q);
-	RTE_SET_USED(pkts);
-	RTE_SET_USED(n);
-	return 0;
-}
 
 static int
 ipoib_dev_infos_get(struct rte_eth_dev *dev, struct rte_eth_dev_info *info)
 {
-	RTE_SET_USED(dev);
+	struct ipoib_priv *priv = dev->data->dev_private;
+
 	info->max_mac_addrs = 1;
 	info->max_rx_queues = IPOIB_MAX_QUEUES;
 	info->max_tx_queues = IPOIB_MAX_QUEUES;
@@ -56,44 +45,23 @@ ipoib_dev_infos_get(struct rte_eth_dev *dev, struct rte_eth_dev_info *info)
 	info->default_txportconf.ring_size = 512;
 	info->default_rxportconf.nb_queues = 1;
 	info->default_txportconf.nb_queues = 1;
+	info->speed_capa = RTE_ETH_LINK_SPEED_FIXED;
 	info->dev_capa = 0;
+	RTE_SET_USED(priv);
 	return 0;
 }
 
 static int
 ipoib_dev_configure(struct rte_eth_dev *dev)
 {
-	RTE_SET_USED(dev);
-	return 0;
-}
+	const struct rte_eth_conf *conf = &dev->data->dev_conf;
 
-static int
-ipoib_dev_start(struct rte_eth_dev *dev)
-{
-	struct ipoib_priv *priv = dev->data->dev_private;
-	uint16_t i;
-
-	for (i = 0; i < dev->data->nb_rx_queues; i++)
-		dev->data->rx_queue_state[i] = RTE_ETH_QUEUE_STATE_STARTED;
-	for (i = 0; i < dev->data->nb_tx_queues; i++)
-		dev->data->tx_queue_state[i] = RTE_ETH_QUEUE_STATE_STARTED;
-	priv->started = true;
-	dev->data->dev_link.link_status = RTE_ETH_LINK_UP;
-	return 0;
-}
-
-static int
-ipoib_dev_stop(struct rte_eth_dev *dev)
-{
-	struct ipoib_priv *priv = dev->data->dev_private;
-	uint16_t i;
-
-	priv->started = false;
-	dev->data->dev_link.link_status = RTE_ETH_LINK_DOWN;
-	for (i = 0; i < dev->data->nb_rx_queues; i++)
-		dev->data->rx_queue_state[i] = RTE_ETH_QUEUE_STATE_STOPPED;
-	for (i = 0; i < dev->data->nb_tx_queues; i++)
-		dev->data->tx_queue_state[i] = RTE_ETH_QUEUE_STATE_STOPPED;
+	if (conf->rxmode.mq_mode != RTE_ETH_MQ_RX_NONE &&
+	    conf->rxmode.mq_mode != RTE_ETH_MQ_RX_RSS) {
+		IPOIB_LOG(ERR, "rx multi-queue mode %d is not supported",
+			  conf->rxmode.mq_mode);
+		return -ENOTSUP;
+	}
 	return 0;
 }
 
@@ -102,51 +70,16 @@ ipoib_rx_queue_setup(struct rte_eth_dev *dev, uint16_t qid, uint16_t nb_desc,
 		     unsigned int socket, const struct rte_eth_rxconf *conf,
 		     struct rte_mempool *mp)
 {
-	struct ipoib_rxq *rxq;
-
 	RTE_SET_USED(conf);
-	rxq = rte_zmalloc_socket("ipoib_rxq", sizeof(*rxq),
-				 RTE_CACHE_LINE_SIZE, socket);
-	if (rxq == NULL)
-		return -ENOMEM;
-	rxq->priv = dev->data->dev_private;
-	rxq->mp = mp;
-	rxq->queue_id = qid;
-	rxq->nb_desc = nb_desc;
-	dev->data->rx_queues[qid] = rxq;
-	return 0;
+	return ipoib_rxq_setup(dev, qid, nb_desc, socket, mp);
 }
 
 static int
 ipoib_tx_queue_setup(struct rte_eth_dev *dev, uint16_t qid, uint16_t nb_desc,
 		     unsigned int socket, const struct rte_eth_txconf *conf)
 {
-	struct ipoib_txq *txq;
-
 	RTE_SET_USED(conf);
-	txq = rte_zmalloc_socket("ipoib_txq", sizeof(*txq),
-				 RTE_CACHE_LINE_SIZE, socket);
-	if (txq == NULL)
-		return -ENOMEM;
-	txq->priv = dev->data->dev_private;
-	txq->queue_id = qid;
-	txq->nb_desc = nb_desc;
-	dev->data->tx_queues[qid] = txq;
-	return 0;
-}
-
-static void
-ipoib_rx_queue_release(struct rte_eth_dev *dev, uint16_t qid)
-{
-	rte_free(dev->data->rx_queues[qid]);
-	dev->data->rx_queues[qid] = NULL;
-}
-
-static void
-ipoib_tx_queue_release(struct rte_eth_dev *dev, uint16_t qid)
-{
-	rte_free(dev->data->tx_queues[qid]);
-	dev->data->tx_queues[qid] = NULL;
+	return ipoib_txq_setup(dev, qid, nb_desc, socket);
 }
 
 static int
@@ -154,7 +87,7 @@ ipoib_link_update(struct rte_eth_dev *dev, int wait)
 {
 	struct ipoib_priv *priv = dev->data->dev_private;
 	struct rte_eth_link link = {
-		.link_speed = RTE_ETH_SPEED_NUM_100G,
+		.link_speed = priv->attr.link_speed,
 		.link_duplex = RTE_ETH_LINK_FULL_DUPLEX,
 		.link_autoneg = RTE_ETH_LINK_FIXED,
 		.link_status = priv->started ? RTE_ETH_LINK_UP :
@@ -165,72 +98,98 @@ ipoib_link_update(struct rte_eth_dev *dev, int wait)
 	return rte_eth_linkstatus_set(dev, &link);
 }
 
-static void
-ipoib_stats_diff(struct ipoib_queue_stats *d, const struct ipoib_queue_stats *s,
-		 const struct ipoib_queue_stats *base)
+static int
+ipoib_mtu_set(struct rte_eth_dev *dev, uint16_t mtu)
 {
-	d->packets = s->packets - base->packets;
-	d->bytes = s->bytes - base->bytes;
-	d->errors = s->errors - base->errors;
-	d->nombuf = s->nombuf - base->nombuf;
+	struct ipoib_priv *priv = dev->data->dev_private;
+
+	if (priv->started) {
+		IPOIB_LOG(ERR, "port %u: stop the port to change its MTU",
+			  dev->data->port_id);
+		return -EBUSY;
+	}
+	RTE_SET_USED(mtu);
+	return 0;
+}
+
+static int
+ipoib_rx_burst_mode_get(struct rte_eth_dev *dev, uint16_t qid,
+			struct rte_eth_burst_mode *mode)
+{
+	struct ipoib_priv *priv = dev->data->dev_private;
+
+	RTE_SET_USED(qid);
+	if (dev->rx_pkt_burst == ipoib_rx_burst_srq)
+		snprintf(mode->info, sizeof(mode->info), "SRQ (%s)",
+			 priv->attr.name);
+	else if (dev->rx_pkt_burst == ipoib_rx_burst_nosrq)
+		snprintf(mode->info, sizeof(mode->info), "non-SRQ (%s)",
+			 priv->attr.name);
+	else
+		snprintf(mode->info, sizeof(mode->info), "stopped");
+	return 0;
+}
+
+static int
+ipoib_tx_burst_mode_get(struct rte_eth_dev *dev, uint16_t qid,
+			struct rte_eth_burst_mode *mode)
+{
+	RTE_SET_USED(dev);
+	RTE_SET_USED(qid);
+	snprintf(mode->info, sizeof(mode->info), "RC to connected peers, UD "
+		 "otherwise");
+	return 0;
 }
 
 static int
 ipoib_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats)
 {
-	struct ipoib_queue_stats q;
 	uint16_t i;
 
 	for (i = 0; i < dev->data->nb_rx_queues; i++) {
 		const struct ipoib_rxq *rxq = dev->data->rx_queues[i];
+		uint64_t pkts, bytes, errs;
 
 		if (rxq == NULL)
 			continue;
-		ipoib_stats_diff(&q, &rxq->stats, &rxq->stats_base);
-		stats->ipackets += q.packets;
-		stats->ibytes += q.bytes;
-		stats->ierrors += q.errors;
-		stats->rx_nombuf += q.nombuf;
+		pkts = rxq->stats.packets - rxq->stats_base.packets;
+		bytes = rxq->stats.bytes - rxq->stats_base.bytes;
+		errs = (rxq->stats.drop_malformed + rxq->stats.drop_len +
+			rxq->stats.drop_unknown_conn) -
+		       (rxq->stats_base.drop_malformed +
+			rxq->stats_base.drop_len +
+			rxq->stats_base.drop_unknown_conn);
+		stats->ipackets += pkts;
+		stats->ibytes += bytes;
+		stats->ierrors += errs;
+		stats->rx_nombuf += rxq->stats.nombuf - rxq->stats_base.nombuf;
 		if (i < RTE_ETHDEV_QUEUE_STAT_CNTRS) {
-			stats->q_ipackets[i] = q.packets;
-			stats->q_ibytes[i] = q.bytes;
-			stats->q_errors[i] = q.errors;
+			stats->q_ipackets[i] = pkts;
+			stats->q_ibytes[i] = bytes;
+			stats->q_errors[i] = errs;
 		}
 	}
 	for (i = 0; i < dev->data->nb_tx_queues; i++) {
 		const struct ipoib_txq *txq = dev->data->tx_queues[i];
+		const struct ipoib_txq_stats *s, *b;
+		uint64_t pkts, errs;
 
 		if (txq == NULL)
 			continue;
-		ipoib_stats_diff(&q, &txq->stats, &txq->stats_base);
-		stats->opackets += q.packets;
-		stats->obytes += q.bytes;
-		stats->oerrors += q.errors;
+		s = &txq->stats;
+		b = &txq->stats_base;
+		errs = (s->drop_no_neigh + s->drop_malformed +
+			s->drop_too_long + s->drop_vlan + s->drop_qp_error) -
+		       (b->drop_no_neigh + b->drop_malformed +
+			b->drop_too_long + b->drop_vlan + b->drop_qp_error);
+		pkts = s->packets - b->packets - errs;
+		stats->opackets += pkts;
+		stats->obytes += s->bytes - b->bytes;
+		stats->oerrors += errs;
 		if (i < RTE_ETHDEV_QUEUE_STAT_CNTRS) {
-			stats->q_opackets[i] = q.packets;
-			stats->q_obytes[i] = q.bytes;
+			stats->q_opackets[i] = pkts;
+			stats->q_obytes[i] = s->bytes - b->bytes;
 		}
-	}
-	return 0;
-}
-
-/* Reset by snapshot: the lcores stay the only writers of the counters. */
-static int
-ipoib_stats_reset(struct rte_eth_dev *dev)
-{
-	uint16_t i;
-
-	for (i = 0; i < dev->data->nb_rx_queues; i++) {
-		struct ipoib_rxq *rxq = dev->data->rx_queues[i];
-
-		if (rxq != NULL)
-			rxq->stats_base = rxq->stats;
-	}
-	for (i = 0; i < dev->data->nb_tx_queues; i++) {
-		struct ipoib_txq *txq = dev->data->tx_queues[i];
-
-		if (txq != NULL)
-			txq->stats_base = txq->stats;
 	}
 	return 0;
 }
@@ -238,14 +197,24 @@ ipoib_stats_reset(struct rte_eth_dev *dev)
 static int
 ipoib_dev_close(struct rte_eth_dev *dev)
 {
+	struct ipoib_priv *priv = dev->data->dev_private;
 	uint16_t i;
 
 	if (rte_eal_process_type() != RTE_PROC_PRIMARY)
 		return 0;
+	ipoib_dev_stop(dev);
 	for (i = 0; i < dev->data->nb_rx_queues; i++)
-		ipoib_rx_queue_release(dev, i);
+		ipoib_rxq_release(dev, i);
 	for (i = 0; i < dev->data->nb_tx_queues; i++)
-		ipoib_tx_queue_release(dev, i);
+		ipoib_txq_release(dev, i);
+	ipoib_pools_reap_all(priv);
+	ipoib_port_close(priv);
+	ipoib_conns_fini(priv);
+	rte_ring_free(priv->loopback);
+	rte_ring_free(priv->connect_req);
+	priv->loopback = NULL;
+	priv->connect_req = NULL;
+	pthread_mutex_destroy(&priv->ctrl_lock);
 	/* mac_addrs points into dev_private, freed with it */
 	dev->data->mac_addrs = NULL;
 	return 0;
@@ -259,31 +228,18 @@ static const struct eth_dev_ops ipoib_dev_ops = {
 	.dev_infos_get = ipoib_dev_infos_get,
 	.rx_queue_setup = ipoib_rx_queue_setup,
 	.tx_queue_setup = ipoib_tx_queue_setup,
-	.rx_queue_release = ipoib_rx_queue_release,
-	.tx_queue_release = ipoib_tx_queue_release,
+	.rx_queue_release = ipoib_rxq_release,
+	.tx_queue_release = ipoib_txq_release,
 	.link_update = ipoib_link_update,
+	.mtu_set = ipoib_mtu_set,
 	.stats_get = ipoib_stats_get,
-	.stats_reset = ipoib_stats_reset,
+	.stats_reset = ipoib_xstats_reset,
+	.xstats_get = ipoib_xstats_get,
+	.xstats_get_names = ipoib_xstats_get_names,
+	.xstats_reset = ipoib_xstats_reset,
+	.rx_burst_mode_get = ipoib_rx_burst_mode_get,
+	.tx_burst_mode_get = ipoib_tx_burst_mode_get,
 };
-
-/* A locally administered unicast MAC, stable for a given port identity. */
-static void
-ipoib_port_mac(struct rte_ether_addr *mac, const struct ipoib_config *cfg,
-	       const char *name)
-{
-	uint64_t id = cfg->guid;
-
-	if (id == 0)
-		id = rte_jhash(name, strlen(name), 0) |
-		     (uint64_t)rte_jhash(cfg->fabric, strlen(cfg->fabric),
-					    0x1b1b) << 32;
-	mac->addr_bytes[0] = 0x02;
-	mac->addr_bytes[1] = (uint8_t)(id >> 32);
-	mac->addr_bytes[2] = (uint8_t)(id >> 24);
-	mac->addr_bytes[3] = (uint8_t)(id >> 16);
-	mac->addr_bytes[4] = (uint8_t)(id >> 8);
-	mac->addr_bytes[5] = (uint8_t)id;
-}
 
 static int
 ipoib_probe(struct rte_vdev_device *vdev)
@@ -303,6 +259,11 @@ ipoib_probe(struct rte_vdev_device *vdev)
 	ret = ipoib_config_parse(&cfg, name, rte_vdev_device_args(vdev));
 	if (ret < 0)
 		return ret;
+	if (cfg.mode == IPOIB_MODE_RAW) {
+		IPOIB_LOG(ERR, "%s: devarg mode=raw is not implemented yet: "
+			  "accepted value is eth", name);
+		return -ENOTSUP;
+	}
 	ipoib_config_log(&cfg, name);
 
 	dev = rte_eth_vdev_allocate(vdev, sizeof(*priv));
@@ -311,11 +272,18 @@ ipoib_probe(struct rte_vdev_device *vdev)
 	priv = dev->data->dev_private;
 	priv->eth_dev = dev;
 	priv->cfg = cfg;
-	ipoib_port_mac(&priv->mac, &cfg, name);
-
+	pthread_mutex_init(&priv->ctrl_lock, NULL);
+	ret = ipoib_conns_init(priv);
+	if (ret == 0)
+		ret = ipoib_port_open(priv, name);
+	if (ret < 0) {
+		ipoib_conns_fini(priv);
+		pthread_mutex_destroy(&priv->ctrl_lock);
+		rte_eth_dev_release_port(dev);
+		return ret;
+	}
 	dev->dev_ops = &ipoib_dev_ops;
-	dev->rx_pkt_burst = ipoib_rx_burst_none;
-	dev->tx_pkt_burst = ipoib_tx_burst_none;
+	ipoib_set_stopped_bursts(dev);
 	dev->data->mac_addrs = &priv->mac;
 	dev->data->dev_flags |= RTE_ETH_DEV_AUTOFILL_QUEUE_XSTATS;
 	dev->data->dev_link.link_status = RTE_ETH_LINK_DOWN;

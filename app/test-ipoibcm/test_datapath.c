@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ *
+ * The datapath between two ports of one process on one fabric: UD first,
+ * then RC once connected, in both receive modes; frames arrive intact.
+ */
+
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_ethdev.h>
+
+#include "test.h"
+#include "test_util.h"
+
+#define TIMEOUT_MS	5000
+
+struct dp_pair {
+	const char *a_name, *b_name;
+	uint16_t a, b;
+	struct rte_ether_addr a_mac, b_mac;
+};
+
+static int
+dp_open(struct dp_pair *p, const char *args, uint16_t mtu)
+{
+	char a_args[256], b_args[256];
+
+	snprintf(a_args, sizeof(a_args), "%s", args);
+	snprintf(b_args, sizeof(b_args), "%s", args);
+	p->a_name = "net_ipoibcm_dpa";
+	p->b_name = "net_ipoibcm_dpb";
+	TEST_RUN(test_port_create(p->a_name, a_args, 1, mtu, &p->a));
+	TEST_RUN(test_port_create(p->b_name, b_args, 1, mtu, &p->b));
+	rte_eth_macaddr_get(p->a, &p->a_mac);
+	rte_eth_macaddr_get(p->b, &p->b_mac);
+	return 0;
+}
+
+static void
+dp_close(struct dp_pair *p)
+{
+	test_port_destroy(p->a_name);
+	test_port_destroy(p->b_name);
+}
+
+/* Send n frames of len bytes A -> B; B must receive the same frames. */
+static int
+dp_exchange(struct dp_pair *p, uint16_t n, uint32_t len, uint32_t seq0)
+{
+	struct rte_mbuf *tx[64], *copy[64], *rx[64];
+	uint16_t i, sent = 0, got;
+
+	TEST_ASSERT(n <= 64, "at most 64");
+	for (i = 0; i < n; i++) {
+		tx[i] = test_udp_frame(&p->a_mac, &p->b_mac, len, seq0 + i,
+				       false);
+		TEST_ASSERT(tx[i] != NULL, "frame");
+		copy[i] = rte_pktmbuf_copy(tx[i], test_mempool(), 0,
+					   UINT32_MAX);
+		TEST_ASSERT(copy[i] != NULL, "copy");
+	}
+	while (sent < n)
+		sent += rte_eth_tx_burst(p->a, 0, tx + sent, n - sent);
+	got = test_rx_until(p->b, rx, n, TIMEOUT_MS);
+	TEST_ASSERT_EQ(got, n, "frames received");
+	for (i = 0; i < n; i++) {
+		TEST_ASSERT(test_frames_equal(rx[i], copy[i]),
+			    "frame %u differs (len %u vs %u)", i,
+			    rx[i]->pkt_len, copy[i]->pkt_len);
+		rte_pktmbuf_free(rx[i]);
+		rte_pktmbuf_free(copy[i]);
+	}
+	return 0;
+}
+
+static int
+dp_ud_then_rc(const char *args)
+{
+	struct dp_pair p;
+
+	TEST_RUN(dp_open(&p, args, 1500));
+	/* the first frames go over UD while A connects */
+	TEST_RUN(dp_exchange(&p, 8, 128, 0));
+	TEST_ASSERT(test_xstat(p.a, "tx_ud_packets") >= 1, "UD first");
+	TEST_ASSERT(test_wait_xstat(p.a, "conns_tx_connected", 1, TIMEOUT_MS),
+		    "A connected to B");
+	TEST_RUN(dp_exchange(&p, 64, 1500, 100));
+	TEST_RUN(dp_exchange(&p, 64, 60, 200));
+	TEST_ASSERT(test_xstat(p.a, "tx_rc_packets") >= 128, "RC used");
+	TEST_ASSERT(test_xstat(p.b, "rx_rc_packets") >= 128, "RC received");
+	TEST_ASSERT_EQ(test_xstat(p.b, "conns_rx"), 1, "B accepted one");
+	dp_close(&p);
+	return 0;
+}
+
+static int
+test_dp_srq(void)
+{
+	return dp_ud_then_rc("fabric=t_dp_srq,srq=on");
+}
+REGISTER_IPOIB_TEST(dp_ud_then_rc_srq, test_dp_srq,
+		    "UD, then RC once connected, SRQ receive");
+
+static int
+test_dp_nosrq(void)
+{
+	return dp_ud_then_rc("fabric=t_dp_nosrq,srq=off");
+}
+REGISTER_IPOIB_TEST(dp_ud_then_rc_nosrq, test_dp_nosrq,
+		    "UD, then RC once connected, non-SRQ receive");
+
+/* 64 KiB-class frames: fragmented on UD, whole on RC (scatter). */
+static int
+dp_large(const char *args)
+{
+	struct dp_pair p;
+	struct rte_mbuf *m, *rx[64];
+	uint16_t got;
+
+	TEST_RUN(dp_open(&p, args, 65520));
+	m = test_udp_frame(&p.a_mac, &p.b_mac, 60000, 7, false);
+	TEST_ASSERT(m != NULL, "frame");
+	TEST_ASSERT_EQ(rte_eth_tx_burst(p.a, 0, &m, 1), 1, "sent");
+	got = test_rx_until(p.b, rx, 30, TIMEOUT_MS);
+	TEST_ASSERT_EQ(got, 30, "60000 bytes in fragments of 2044");
+	TEST_ASSERT_EQ(test_xstat(p.a, "tx_frags"), 30, "fragments counted");
+	rte_pktmbuf_free_bulk(rx, got);
+	TEST_ASSERT(test_wait_xstat(p.a, "conns_tx_connected", 1, TIMEOUT_MS),
+		    "connected");
+	TEST_RUN(dp_exchange(&p, 16, 65534, 300));
+	TEST_RUN(dp_exchange(&p, 16, 9014, 400));
+	dp_close(&p);
+	return 0;
+}
+
+static int
+test_dp_large_srq(void)
+{
+	return dp_large("fabric=t_dpl_srq,srq=on");
+}
+REGISTER_IPOIB_TEST(dp_large_srq, test_dp_large_srq,
+		    "64 KiB frames: UD fragments, whole on RC, SRQ");
+
+static int
+test_dp_large_nosrq(void)
+{
+	return dp_large("fabric=t_dpl_nosrq,srq=off");
+}
+REGISTER_IPOIB_TEST(dp_large_nosrq, test_dp_large_nosrq,
+		    "64 KiB frames: UD fragments, whole on RC, non-SRQ");

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ */
+
+#ifndef IPOIBCM_TEST_UTIL_H
+#define IPOIBCM_TEST_UTIL_H
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+
+struct rte_mempool *test_mempool(void);
+uint64_t test_now_ms(void);
+int test_port_create(const char *name, const char *args, uint16_t nb_q,
+		     uint16_t mtu, uint16_t *port);
+void test_port_destroy(const char *name);
+struct rte_mbuf *test_udp_frame(const struct rte_ether_addr *src,
+				const struct rte_ether_addr *dst,
+				uint32_t len, uint32_t seq, bool df);
+bool test_frames_equal(const struct rte_mbuf *a, const struct rte_mbuf *b);
+uint16_t test_rx_until(uint16_t port, struct rte_mbuf **pkts, uint16_t n,
+		       uint64_t timeout_ms);
+uint64_t test_xstat(uint16_t port, const char *name);
+bool test_wait_xstat(uint16_t port, const char *name, uint64_t value,
+		     uint64_t timeout_ms);
+
+#endif /* IPOIBCM_TEST_UTIL_H */

@@ -1,0 +1,858 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ *
+ * The connection manager, run by the control thread only.
+ *
+ * As in Linux IPoIB-CM, a connection carries one direction: we send on the
+ * connections we open (active) and receive on those peers open to us
+ * (passive). Each table is bounded by max_conns; passive non-SRQ receive
+ * rings are charged to mem_budget. A peer that cannot have a connection
+ * is not denied service: it is SPILLED onto the UD QP and retried, after an
+ * exponential backoff with jitter when it was refused, or as soon as a
+ * slot frees (busiest first) when the table was full. Idle connections are
+ * reaped; an idle one may be evicted for a busy spilled peer.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_malloc.h>
+#include <rte_random.h>
+
+#include "ipoib_cm.h"
+#include "ipoib_conn.h"
+#include "ipoib_log.h"
+#include "ipoib_rxq.h"
+
+#define IPOIB_NS_PER_MS		1000000ULL
+#define IPOIB_NS_PER_S		1000000000ULL
+
+/* ---- slots and accounting ------------------------------------------------ */
+
+int
+ipoib_conns_init(struct ipoib_priv *priv)
+{
+	priv->nr_conns_max = 2 * priv->cfg.max_conns + IPOIB_CONN_SPARE;
+	priv->conns = rte_zmalloc("ipoib_conns", priv->nr_conns_max *
+				  sizeof(*priv->conns), RTE_CACHE_LINE_SIZE);
+	return priv->conns == NULL ? -ENOMEM : 0;
+}
+
+void
+ipoib_conns_fini(struct ipoib_priv *priv)
+{
+	rte_free(priv->conns);
+	priv->conns = NULL;
+}
+
+static struct ipoib_conn *
+ipoib_conn_alloc(struct ipoib_priv *priv, struct ipoib_peer *peer,
+		 bool active)
+{
+	struct ipoib_conn *c;
+	uint32_t i, idx;
+
+	for (i = 0; i < priv->nr_conns_max; i++) {
+		idx = (priv->conn_cursor + i) % priv->nr_conns_max;
+		if (priv->conns[idx] == NULL)
+			break;
+	}
+	if (i == priv->nr_conns_max)
+		return NULL;
+	c = rte_zmalloc("ipoib_conn", sizeof(*c), RTE_CACHE_LINE_SIZE);
+	if (c == NULL)
+		return NULL;
+	priv->conn_cursor = idx + 1;
+	c->index = idx;
+	c->peer = peer;
+	c->active = active;
+	c->state = IPOIB_CONN_CONNECTING;
+	c->since_ns = ipoib_now_ns();
+	c->last_active_ns = c->since_ns;
+	if (active)
+		priv->nr_active++;
+	else
+		priv->nr_passive++;
+	priv->mem_conn_host += sizeof(*c);
+	return c;
+}
+
+/* The slot is free again; the datapath stopped seeing it a grace ago. */
+static void
+ipoib_conn_free(struct ipoib_priv *priv, struct ipoib_conn *c)
+{
+	if (priv->conns[c->index] == c)
+		__atomic_store_n(&priv->conns[c->index], NULL, __ATOMIC_RELEASE);
+	priv->mem_conn_host -= sizeof(*c);
+	rte_free(c);
+}
+
+static struct ipoib_rxq *
+ipoib_conn_rxq(struct ipoib_priv *priv, const struct ipoib_conn *c)
+{
+	struct rte_eth_dev_data *data = priv->eth_dev->data;
+
+	return data->rx_queues[c->index % data->nb_rx_queues];
+}
+
+/* ---- spilling ------------------------------------------------------------ */
+
+/* Backoff doubling from retry_min to retry_max, with +-25% jitter. */
+static uint64_t
+ipoib_backoff_ns(struct ipoib_priv *priv, struct ipoib_peer *peer)
+{
+	uint32_t ms = peer->backoff_ms == 0 ? priv->cfg.retry_min :
+		      RTE_MIN(peer->backoff_ms * 2, priv->cfg.retry_max);
+	uint64_t ns;
+
+	peer->backoff_ms = ms;
+	ns = (uint64_t)ms * IPOIB_NS_PER_MS;
+	return ns - ns / 4 + (uint64_t)rte_rand_max(ns / 2 + 1);
+}
+
+/*
+ * The peer goes (or stays) on UD. refused: a REJ or a timeout, retried
+ * after the backoff; otherwise our table was full, and the peer is
+ * promoted as soon as a slot frees.
+ */
+static void
+ipoib_spill(struct ipoib_priv *priv, struct ipoib_peer *peer, bool refused)
+{
+	uint64_t now = ipoib_now_ns();
+
+	peer->refused = refused;
+	peer->next_retry_ns = refused ? now + ipoib_backoff_ns(priv, peer) :
+					now;
+	/* peer->tx stays: an lcore that saw CONNECTED may still read it */
+	__atomic_store_n(&peer->state, IPOIB_PEER_SPILLED, __ATOMIC_RELEASE);
+	priv->cstats.spills++;
+}
+
+/* ---- teardown ------------------------------------------------------------ */
+
+/*
+ * Take a connection down: the datapath stops using it now; its QP is
+ * flushed, and destroyed once the flushes are polled and every queue has
+ * passed a quiescent state (ipoib_conn_reap_drained()).
+ */
+static void
+ipoib_conn_close(struct ipoib_priv *priv, struct ipoib_conn *c,
+		 bool send_dreq)
+{
+	const struct ipoib_hca_ops *ops = priv->ops;
+	struct ipoib_peer *peer = c->peer;
+
+	if (c->state == IPOIB_CONN_DRAINING)
+		return;
+	if (c->active) {
+		if (peer->txc == c) {
+			peer->txc = NULL;
+			ipoib_spill(priv, peer, false);
+		}
+		priv->nr_active--;
+	} else {
+		if (peer->rx == c)
+			peer->rx = NULL;
+		priv->nr_passive--;
+	}
+	if (send_dreq && c->cm_id != NULL &&
+	    ops->cm_disconnect(c->cm_id) == 0) {
+		c->dreq_sent = true;
+	} else if (c->cm_id != NULL) {
+		ops->cm_destroy(c->cm_id);
+		c->cm_id = NULL;
+	}
+	if (c->qp != NULL)
+		ops->qp_modify(c->qp, IPOIB_QPS_ERR);
+	c->state = IPOIB_CONN_DRAINING;
+	c->token = rte_rcu_qsbr_start(priv->pt.qsbr);
+	c->drain_deadline_ns = ipoib_now_ns() + IPOIB_DRAIN_TIMEOUT_NS;
+}
+
+/* Release a connection's receive buffers and its charge to the budget. */
+static void
+ipoib_conn_release_buffers(struct ipoib_priv *priv, struct ipoib_conn *c)
+{
+	if (c->ring.bufs != NULL)
+		ipoib_rx_ring_release(&c->ring);
+	if (c->pool.mp != NULL) {
+		if (ipoib_pool_idle(&c->pool)) {
+			ipoib_pool_free(priv, &c->pool);
+		} else {
+			/* the application holds some: free it later */
+			ipoib_pools_defer(priv, &c->pool);
+		}
+	}
+	priv->mem_used -= c->charged;
+	c->charged = 0;
+}
+
+/* Drained and past a grace period: destroy QP and connection. */
+static bool
+ipoib_conn_try_destroy(struct ipoib_priv *priv, struct ipoib_conn *c)
+{
+	bool late = ipoib_now_ns() > c->drain_deadline_ns;
+
+	if (__atomic_load_n(&c->ring.outstanding, __ATOMIC_ACQUIRE) != 0 &&
+	    !late)
+		return false;
+	if (rte_rcu_qsbr_check(priv->pt.qsbr, c->token, false) != 1 && !late)
+		return false;
+	if (c->cm_id != NULL && c->dreq_sent && !late)
+		return false;	/* DREP or its timeout first */
+	if (c->qp != NULL && priv->ops->qp_destroy(c->qp) == -EBUSY && !late)
+		return false;
+	if (late)
+		IPOIB_LOG(WARNING, "connection %u: torn down after %" PRIu64
+			  " ms without all its completions", c->index,
+			  (uint64_t)(IPOIB_DRAIN_TIMEOUT_NS / IPOIB_NS_PER_MS));
+	if (c->cm_id != NULL)
+		priv->ops->cm_destroy(c->cm_id);
+	ipoib_conn_release_buffers(priv, c);
+	ipoib_conn_free(priv, c);
+	return true;
+}
+
+/* ---- active side --------------------------------------------------------- */
+
+static int
+ipoib_conn_send_req(struct ipoib_priv *priv, struct ipoib_conn *c)
+{
+	struct ipoib_peer *peer = c->peer;
+	struct ipoib_cm_data data = {
+		.qpn = rte_cpu_to_be_32(priv->ud_qpn),
+		.mtu = rte_cpu_to_be_32(priv->rc_buf),
+	};
+	struct ipoib_cm_connect cc = {
+		.service_id = (peer->sid_try == 0 ? IPOIB_CM_SID_OFED :
+			       IPOIB_CM_SID_RFC) | peer->qpn,
+		.qp = c->qp,
+		.context = c,
+		/* Linux: retry_count 0, rnr_retry_count 0, 15 CM retries */
+		.retry_count = 0,
+		.rnr_retry_count = IPOIB_RNR_RETRY,
+		.max_cm_retries = IPOIB_CM_RETRIES,
+		.responder_resources = 4,
+		.priv_len = sizeof(data),
+		.priv = (const uint8_t *)&data,
+	};
+
+	memcpy(cc.dest.dgid, ipoib_hwaddr_gid(&peer->hw), IPOIB_GID_LEN);
+	return priv->ops->cm_connect(priv->hca, &cc, &c->cm_id);
+}
+
+/* Open a send connection to peer, or spill it. */
+static void
+ipoib_conn_connect(struct ipoib_priv *priv, struct ipoib_peer *peer)
+{
+	struct ipoib_qp_init qi = {
+		.type = IPOIB_QPT_RC,
+		.max_recv_wr = IPOIB_TX_QP_WR,
+		.max_send_wr = IPOIB_MAX_DESC,
+		.max_recv_sge = 1,
+	};
+	struct ipoib_conn *c;
+
+	if (priv->nr_active >= priv->cfg.max_conns || priv->stopping) {
+		ipoib_spill(priv, peer, false);
+		return;
+	}
+	c = ipoib_conn_alloc(priv, peer, true);
+	if (c == NULL) {
+		ipoib_spill(priv, peer, false);
+		return;
+	}
+	qi.recv_cq = ipoib_conn_rxq(priv, c)->cq;
+	qi.qp_context = c->index;
+	c->qp = priv->ops->qp_create(priv->hca, &qi);
+	if (c->qp == NULL || ipoib_conn_send_req(priv, c) < 0) {
+		IPOIB_LOG(DEBUG, "peer %u: no RC QP or REQ: spilled",
+			  peer->index);
+		if (c->qp != NULL)
+			priv->ops->qp_destroy(c->qp);
+		priv->nr_active--;
+		ipoib_conn_free(priv, c);
+		ipoib_spill(priv, peer, true);
+		return;
+	}
+	__atomic_store_n(&priv->conns[c->index], c, __ATOMIC_RELEASE);
+	peer->txc = c;
+	__atomic_store_n(&peer->state, IPOIB_PEER_CONNECTING,
+			 __ATOMIC_RELEASE);
+	priv->cstats.retries += peer->retries > 0;
+}
+
+/* Datapath (any lcore): a peer offering connected mode was sent to. */
+void
+ipoib_conn_request(struct ipoib_priv *priv, struct ipoib_peer *peer)
+{
+	uint32_t st = IPOIB_PEER_NEW;
+
+	if (!__atomic_compare_exchange_n(&peer->state, &st,
+					 IPOIB_PEER_CONNECTING, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return;
+	if (rte_ring_enqueue(priv->connect_req,
+			     (void *)(uintptr_t)peer->index) != 0)
+		__atomic_store_n(&peer->state, IPOIB_PEER_NEW,
+				 __ATOMIC_RELEASE);
+}
+
+static void
+ipoib_conn_rep(struct ipoib_priv *priv, const struct ipoib_cm_event *ev)
+{
+	struct ipoib_conn *c = ev->context;
+	struct ipoib_peer *peer = c->peer;
+	struct ipoib_cm_data data;
+	uint32_t mtu;
+
+	if (ev->priv_len < sizeof(data)) {
+		priv->cstats.cm_malformed++;
+		goto refuse;
+	}
+	memcpy(&data, ev->priv, sizeof(data));
+	mtu = rte_be_to_cpu_32(data.mtu);
+	if (mtu <= IPOIB_HDR_LEN) {	/* Linux refuses these too */
+		priv->cstats.cm_malformed++;
+		goto refuse;
+	}
+	if (priv->ops->cm_rtu(c->cm_id) < 0)
+		goto refuse;
+	peer->tx_mtu = RTE_MIN(mtu, (uint32_t)IPOIB_CM_BUF_SIZE);
+	peer->tx = c;
+	peer->backoff_ms = 0;
+	peer->retries = 0;
+	c->state = IPOIB_CONN_CONNECTED;
+	c->since_ns = ipoib_now_ns();
+	/* tx lcores read state, then tx: publish tx first */
+	__atomic_store_n(&peer->state, IPOIB_PEER_CONNECTED, __ATOMIC_RELEASE);
+	priv->cstats.conn_established_active++;
+	return;
+refuse:
+	priv->ops->cm_reject(c->cm_id, IPOIB_REJ_CONSUMER, NULL, 0);
+	ipoib_count_rej(priv->cstats.rej_sent, IPOIB_REJ_CONSUMER);
+	ipoib_conn_close(priv, c, false);
+	ipoib_spill(priv, peer, true);
+}
+
+/* A REJ or a timeout of our REQ. */
+static void
+ipoib_conn_refused(struct ipoib_priv *priv, const struct ipoib_cm_event *ev)
+{
+	struct ipoib_conn *c = ev->context;
+	struct ipoib_peer *peer = c->peer;
+
+	if (ev->type == IPOIB_CM_REJ_RCVD) {
+		ipoib_count_rej(priv->cstats.rej_rcvd, ev->reason);
+		/* OFED service ID unknown there: try the RFC 4755 one */
+		if (ev->reason == IPOIB_REJ_INVALID_SERVICE_ID &&
+		    peer->sid_try == 0) {
+			peer->sid_try = 1;
+			priv->ops->cm_destroy(c->cm_id);
+			c->cm_id = NULL;
+			if (ipoib_conn_send_req(priv, c) == 0)
+				return;
+		}
+	} else {
+		priv->cstats.cm_timeouts++;
+	}
+	priv->cstats.conn_failed++;
+	peer->retries++;
+	ipoib_conn_close(priv, c, false);
+	ipoib_spill(priv, peer, true);
+}
+
+/* ---- passive side -------------------------------------------------------- */
+
+static void
+ipoib_conn_reject(struct ipoib_priv *priv, const struct ipoib_cm_event *ev,
+		  uint16_t reason)
+{
+	priv->ops->cm_reject(ev->id, reason, NULL, 0);
+	priv->ops->cm_destroy(ev->id);
+	ipoib_count_rej(priv->cstats.rej_sent, reason);
+}
+
+/* Non-SRQ: the connection's own pool and ring, charged to the budget. */
+static int
+ipoib_conn_buffers(struct ipoib_priv *priv, struct ipoib_conn *c,
+		   struct ipoib_rxq *rxq)
+{
+	uint32_t room = rte_pktmbuf_data_room_size(rxq->app_mp);
+	uint32_t segs = (priv->rc_buf + room - RTE_PKTMBUF_HEADROOM - 1) /
+			(room - RTE_PKTMBUF_HEADROOM);
+	int ret;
+
+	ret = ipoib_pool_create(priv, &c->pool, "conn", "c",
+				ipoib_conn_pool_size(rxq->nb_desc, segs), room);
+	if (ret < 0)
+		return ret;
+	c->charged = c->pool.mem.len;
+	priv->mem_used += c->charged;
+	return ipoib_rx_ring_alloc(&c->ring, &c->pool, rxq->nb_desc,
+				   priv->rc_buf);
+}
+
+static int
+ipoib_conn_accept_qp(struct ipoib_priv *priv, struct ipoib_conn *c)
+{
+	struct ipoib_rxq *rxq = ipoib_conn_rxq(priv, c);
+	struct ipoib_qp_init qi = {
+		.type = IPOIB_QPT_RC,
+		.recv_cq = rxq->cq,
+		.srq = rxq->srq,
+		.max_recv_wr = priv->srq ? 0 : rxq->nb_desc,
+		.max_send_wr = 1,
+		.max_recv_sge = priv->srq ? 1 : IPOIB_MAX_SGE,
+		.qp_context = c->index,
+	};
+	int ret;
+
+	if (!priv->srq) {
+		ret = ipoib_conn_buffers(priv, c, rxq);
+		if (ret < 0)
+			return ret;
+		qi.max_recv_sge = c->ring.segs;
+	}
+	c->qp = priv->ops->qp_create(priv->hca, &qi);
+	if (c->qp == NULL)
+		return -ENOMEM;
+	if (!priv->srq)
+		return ipoib_rx_ring_post_all(priv->ops, &c->ring,
+					      IPOIB_WR_CONN, c->index, c->qp);
+	return 0;
+}
+
+static void
+ipoib_conn_req(struct ipoib_priv *priv, const struct ipoib_cm_event *ev)
+{
+	struct ipoib_cm_data data = {
+		.qpn = rte_cpu_to_be_32(priv->ud_qpn),
+		.mtu = rte_cpu_to_be_32(priv->rc_buf),
+	}, req;
+	struct ipoib_hwaddr hw;
+	struct ipoib_peer *peer;
+	struct ipoib_conn *c;
+
+	if (ev->priv_len < sizeof(req)) {
+		priv->cstats.cm_malformed++;
+		ipoib_conn_reject(priv, ev, IPOIB_REJ_CONSUMER);
+		return;
+	}
+	memcpy(&req, ev->priv, sizeof(req));
+	ipoib_hwaddr_set(&hw, IPOIB_HWADDR_F_RC,
+			 rte_be_to_cpu_32(req.qpn) & IPOIB_QPN_MASK,
+			 ev->remote_gid);
+	peer = ipoib_peer_learn(priv, &hw);
+	if (peer == NULL) {
+		ipoib_conn_reject(priv, ev, IPOIB_REJ_NO_RESOURCES);
+		return;
+	}
+	if (peer->rx != NULL)	/* the peer came back: the old one is stale */
+		ipoib_conn_close(priv, peer->rx, false);
+	if (priv->nr_passive >= priv->cfg.max_conns || priv->stopping) {
+		ipoib_conn_reject(priv, ev, IPOIB_REJ_NO_QP);
+		return;
+	}
+	if (!priv->srq && priv->mem_used + ipoib_conn_ring_bytes(priv,
+	    priv->eth_dev->data->rx_queues[0]) > priv->cfg.mem_budget) {
+		ipoib_conn_reject(priv, ev, IPOIB_REJ_NO_RESOURCES);
+		return;
+	}
+	c = ipoib_conn_alloc(priv, peer, false);
+	if (c == NULL) {
+		ipoib_conn_reject(priv, ev, IPOIB_REJ_NO_QP);
+		return;
+	}
+	c->cm_id = ev->id;
+	/* the rx lcore may see completions as soon as the REP is out */
+	__atomic_store_n(&priv->conns[c->index], c, __ATOMIC_RELEASE);
+	if (ipoib_conn_accept_qp(priv, c) < 0 ||
+	    priv->ops->cm_accept(ev->id, c->qp, c, (const uint8_t *)&data,
+				 sizeof(data)) < 0) {
+		ipoib_conn_reject(priv, ev, IPOIB_REJ_NO_RESOURCES);
+		c->cm_id = NULL;
+		peer->rx = c;
+		ipoib_conn_close(priv, c, false);
+		return;
+	}
+	peer->rx = c;
+}
+
+static void
+ipoib_conn_established(struct ipoib_priv *priv,
+		       const struct ipoib_cm_event *ev)
+{
+	struct ipoib_conn *c = ev->context;
+
+	c->state = IPOIB_CONN_CONNECTED;
+	c->since_ns = ipoib_now_ns();
+	priv->cstats.conn_established_passive++;
+}
+
+/* ---- events -------------------------------------------------------------- */
+
+void
+ipoib_conn_handle_cm(struct ipoib_priv *priv, const struct ipoib_cm_event *ev)
+{
+	struct ipoib_conn *c = ev->context;
+
+	switch (ev->type) {
+	case IPOIB_CM_REQ_RCVD:
+		ipoib_conn_req(priv, ev);
+		break;
+	case IPOIB_CM_REP_RCVD:
+		ipoib_conn_rep(priv, ev);
+		break;
+	case IPOIB_CM_ESTABLISHED:
+		ipoib_conn_established(priv, ev);
+		break;
+	case IPOIB_CM_REJ_RCVD:
+	case IPOIB_CM_TIMEOUT:
+		if (c == NULL)
+			break;
+		if (c->active && c->state == IPOIB_CONN_CONNECTING) {
+			ipoib_conn_refused(priv, ev);
+		} else {
+			ipoib_count_rej(priv->cstats.rej_rcvd, ev->reason);
+			ipoib_conn_close(priv, c, false);
+		}
+		break;
+	case IPOIB_CM_DREQ_RCVD:
+		if (c != NULL)
+			ipoib_conn_close(priv, c, false);
+		break;
+	case IPOIB_CM_DISCONNECTED:
+		if (c != NULL)
+			c->dreq_sent = false;
+		break;
+	}
+}
+
+void
+ipoib_conn_handle_async(struct ipoib_priv *priv,
+			const struct ipoib_async_event *ev)
+{
+	struct ipoib_conn *c;
+
+	switch (ev->type) {
+	case IPOIB_EVENT_QP_FATAL:
+		priv->cstats.qp_errors++;
+		if (ev->qp_context >= priv->nr_conns_max)
+			break;
+		c = priv->conns[ev->qp_context];
+		if (c != NULL && c->state != IPOIB_CONN_DRAINING) {
+			IPOIB_LOG(INFO, "connection %u to peer %u failed",
+				  c->index, c->peer->index);
+			ipoib_conn_close(priv, c, false);
+			if (c->active)
+				ipoib_spill(priv, c->peer, true);
+		}
+		break;
+	case IPOIB_EVENT_SRQ_LIMIT:
+		priv->srq_limit_events++;
+		break;
+	case IPOIB_EVENT_PORT_DOWN:
+		IPOIB_LOG(NOTICE, "port down");
+		priv->port_down_events++;
+		break;
+	case IPOIB_EVENT_PORT_ACTIVE:
+		IPOIB_LOG(NOTICE, "port active");
+		break;
+	}
+}
+
+/* ---- timers: activity, retries, promotion, reaping, eviction ------------- */
+
+static uint64_t
+ipoib_peer_pkts(const struct ipoib_peer *p)
+{
+	return __atomic_load_n(&p->tx_rc_pkts, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&p->tx_ud_pkts, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&p->rx_pkts, __ATOMIC_RELAXED);
+}
+
+/* Once a second: each peer's packet rate and last activity. */
+static void
+ipoib_sample_activity(struct ipoib_priv *priv, uint64_t now)
+{
+	uint32_t i;
+
+	for (i = 0; i < priv->pt.nr_max; i++) {
+		struct ipoib_peer *p = &priv->pt.peers[i];
+		uint64_t pkts;
+
+		if (p->ah == NULL || p->dead)
+			continue;
+		pkts = ipoib_peer_pkts(p);
+		p->rate = pkts - p->sample_pkts;
+		p->sample_pkts = pkts;
+		if (p->rate > 0)
+			p->last_active_ns = now;
+	}
+}
+
+/* The busiest spilled peer that may be connected now, or NULL. */
+static struct ipoib_peer *
+ipoib_pick_spilled(struct ipoib_priv *priv, uint64_t now)
+{
+	struct ipoib_peer *best = NULL;
+	uint32_t i;
+
+	for (i = 0; i < priv->pt.nr_max; i++) {
+		struct ipoib_peer *p = &priv->pt.peers[i];
+
+		if (p->ah == NULL || p->dead || p->state != IPOIB_PEER_SPILLED ||
+		    now < p->next_retry_ns)
+			continue;
+		if (best == NULL || p->rate > best->rate)
+			best = p;
+	}
+	return best;
+}
+
+/* Spilled peers whose time has come, busiest first, while slots last. */
+static void
+ipoib_promote(struct ipoib_priv *priv, uint64_t now)
+{
+	while (priv->nr_active < priv->cfg.max_conns) {
+		struct ipoib_peer *p = ipoib_pick_spilled(priv, now);
+
+		if (p == NULL)
+			return;
+		if (p->refused)
+			priv->cstats.retries++;
+		else
+			priv->cstats.promotions++;
+		ipoib_conn_connect(priv, p);
+		if (p->state == IPOIB_PEER_SPILLED)
+			return;		/* refused at once: wait */
+	}
+}
+
+/* Connections idle for reap_idle seconds are torn down (DREQ). */
+static void
+ipoib_reap(struct ipoib_priv *priv, uint64_t now)
+{
+	uint64_t idle = (uint64_t)priv->cfg.reap_idle * IPOIB_NS_PER_S;
+	uint32_t i;
+
+	if (idle == 0)
+		return;
+	for (i = 0; i < priv->nr_conns_max; i++) {
+		struct ipoib_conn *c = priv->conns[i];
+
+		if (c == NULL || c->state != IPOIB_CONN_CONNECTED ||
+		    now - RTE_MAX(c->peer->last_active_ns, c->since_ns) < idle)
+			continue;
+		priv->cstats.reaped++;
+		ipoib_conn_close(priv, c, true);
+	}
+}
+
+/*
+ * Table full and a spilled peer busy: evict the least recently used
+ * connection that has been idle at least IPOIB_EVICT_IDLE_NS.
+ */
+static void
+ipoib_evict(struct ipoib_priv *priv, uint64_t now)
+{
+	struct ipoib_peer *busy;
+	struct ipoib_conn *lru = NULL;
+	uint32_t i;
+
+	if (priv->nr_active < priv->cfg.max_conns)
+		return;
+	busy = ipoib_pick_spilled(priv, now);
+	if (busy == NULL || busy->rate < IPOIB_BUSY_PPS)
+		return;
+	for (i = 0; i < priv->nr_conns_max; i++) {
+		struct ipoib_conn *c = priv->conns[i];
+
+		if (c == NULL || !c->active ||
+		    c->state != IPOIB_CONN_CONNECTED ||
+		    now - c->peer->last_active_ns < IPOIB_EVICT_IDLE_NS)
+			continue;
+		if (lru == NULL ||
+		    c->peer->last_active_ns < lru->peer->last_active_ns)
+			lru = c;
+	}
+	if (lru == NULL)
+		return;
+	priv->cstats.evictions++;
+	ipoib_conn_close(priv, lru, true);
+}
+
+static void
+ipoib_conn_reap_drained(struct ipoib_priv *priv)
+{
+	uint32_t i;
+
+	for (i = 0; i < priv->nr_conns_max; i++) {
+		struct ipoib_conn *c = priv->conns[i];
+
+		if (c != NULL && c->state == IPOIB_CONN_DRAINING)
+			ipoib_conn_try_destroy(priv, c);
+	}
+	ipoib_pools_reap(priv);
+}
+
+void
+ipoib_conn_timers(struct ipoib_priv *priv, uint64_t now)
+{
+	void *idx;
+
+	while (rte_ring_dequeue(priv->connect_req, &idx) == 0) {
+		struct ipoib_peer *p = &priv->pt.peers[(uintptr_t)idx];
+
+		if (!p->dead && p->state == IPOIB_PEER_CONNECTING &&
+		    p->txc == NULL)
+			ipoib_conn_connect(priv, p);
+	}
+	if (now >= priv->next_sample_ns) {
+		priv->next_sample_ns = now + IPOIB_SAMPLE_NS;
+		ipoib_sample_activity(priv, now);
+		ipoib_reap(priv, now);
+		ipoib_evict(priv, now);
+	}
+	ipoib_promote(priv, now);
+	ipoib_conn_reap_drained(priv);
+	ipoib_peers_reclaim(priv);
+}
+
+int
+ipoib_conn_listen(struct ipoib_priv *priv)
+{
+	int ret;
+
+	/* Linux/OFED and RFC 4755 service IDs: peers use either */
+	ret = priv->ops->cm_listen(priv->hca, IPOIB_CM_SID_OFED | priv->ud_qpn);
+	if (ret == 0 || ret == -EADDRINUSE)
+		ret = priv->ops->cm_listen(priv->hca,
+					   IPOIB_CM_SID_RFC | priv->ud_qpn);
+	return ret == -EADDRINUSE ? 0 : ret;
+}
+
+/* Stop: every connection down (DREQ where established). */
+void
+ipoib_conns_close_all(struct ipoib_priv *priv)
+{
+	uint32_t i;
+
+	for (i = 0; i < priv->nr_conns_max; i++)
+		if (priv->conns[i] != NULL)
+			ipoib_conn_close(priv, priv->conns[i], true);
+}
+
+/* Destroy what has drained; true when no connection is left. */
+bool
+ipoib_conns_reap_all(struct ipoib_priv *priv)
+{
+	bool left = false;
+	uint32_t i;
+
+	for (i = 0; i < priv->nr_conns_max; i++) {
+		struct ipoib_conn *c = priv->conns[i];
+
+		if (c != NULL && !ipoib_conn_try_destroy(priv, c))
+			left = true;
+	}
+	ipoib_pools_reap(priv);
+	return !left;
+}
+
+/* ---- deferred pools ------------------------------------------------------ */
+
+void
+ipoib_pools_defer(struct ipoib_priv *priv, struct ipoib_pool *pool)
+{
+	if (priv->nr_dead_pools == IPOIB_DEAD_POOLS) {
+		IPOIB_LOG(WARNING, "too many pools in use after close: freeing "
+			  "%s with mbufs out", pool->mp->name);
+		ipoib_pool_free(priv, pool);
+		return;
+	}
+	priv->dead_pools[priv->nr_dead_pools++] = *pool;
+	pool->mp = NULL;
+}
+
+void
+ipoib_pools_reap(struct ipoib_priv *priv)
+{
+	uint32_t i = 0;
+
+	while (i < priv->nr_dead_pools) {
+		if (!ipoib_pool_idle(&priv->dead_pools[i])) {
+			i++;
+			continue;
+		}
+		ipoib_pool_free(priv, &priv->dead_pools[i]);
+		priv->dead_pools[i] = priv->dead_pools[--priv->nr_dead_pools];
+	}
+}
+
+/* Flush completions of a stopped port, taken without an rx lcore. */
+void
+ipoib_conns_poll_stopped(struct ipoib_priv *priv)
+{
+	struct rte_eth_dev_data *data = priv->eth_dev->data;
+	struct ipoib_wc wc[32];
+	uint16_t q, n, i;
+
+	for (q = 0; q < data->nb_rx_queues; q++) {
+		struct ipoib_rxq *rxq = data->rx_queues[q];
+
+		if (rxq == NULL || rxq->cq == NULL)
+			continue;
+		while ((n = priv->ops->poll_cq(rxq->cq, wc, RTE_DIM(wc))) > 0) {
+			for (i = 0; i < n; i++) {
+				uint64_t id = wc[i].wr_id;
+				uint32_t slot = (uint32_t)(id &
+							   IPOIB_WR_SLOT_MASK);
+				uint32_t ci = (uint32_t)(id >>
+					IPOIB_WR_CONN_SHIFT) & 0xffffffff;
+				struct ipoib_conn *c;
+
+				switch (id >> IPOIB_WR_KIND_SHIFT) {
+				case IPOIB_WR_SRQ:
+					ipoib_rx_ring_drop_slot(&rxq->srq_ring,
+								slot);
+					break;
+				case IPOIB_WR_CONN:
+					c = ci < priv->nr_conns_max ?
+					    priv->conns[ci] : NULL;
+					if (c != NULL)
+						ipoib_rx_ring_drop_slot(
+							&c->ring, slot);
+					break;
+				}
+			}
+		}
+	}
+}
+
+/* After a stop: requests never served go back to "not tried". */
+void
+ipoib_peers_reset_pending(struct ipoib_priv *priv)
+{
+	uint32_t i;
+
+	for (i = 0; i < priv->pt.nr_max; i++) {
+		struct ipoib_peer *p = &priv->pt.peers[i];
+
+		if (p->ah != NULL && p->state == IPOIB_PEER_CONNECTING &&
+		    p->txc == NULL)
+			p->state = IPOIB_PEER_NEW;
+	}
+}
+
+/* Close: pools the application never gave back are freed anyway. */
+void
+ipoib_pools_reap_all(struct ipoib_priv *priv)
+{
+	while (priv->nr_dead_pools > 0)
+		ipoib_pool_free(priv, &priv->dead_pools[--priv->nr_dead_pools]);
+}

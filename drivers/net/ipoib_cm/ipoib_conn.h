@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ */
+
+#ifndef IPOIB_CONN_H
+#define IPOIB_CONN_H
+
+#include "ipoib_cm.h"
+
+#define IPOIB_CONN_SPARE	64	/* slots for connections draining */
+#define IPOIB_DRAIN_TIMEOUT_NS	(5ULL * 1000000000ULL)
+#define IPOIB_RNR_RETRY		7	/* IBTA: retry for ever */
+#define IPOIB_CM_RETRIES	15	/* Linux: max_cm_retries */
+#define IPOIB_SAMPLE_NS		(1000000000ULL)	/* activity sampling */
+#define IPOIB_BUSY_PPS		10	/* a spilled peer this busy may evict */
+#define IPOIB_EVICT_IDLE_NS	(2ULL * 1000000000ULL)
+#define IPOIB_DEAD_POOLS	256
+
+static inline void
+ipoib_count_rej(uint64_t *by_reason, uint16_t reason)
+{
+	by_reason[reason < 31 ? reason : 31]++;
+}
+
+/* Pools the application still holds mbufs of: freed when they return. */
+void ipoib_pools_defer(struct ipoib_priv *priv, struct ipoib_pool *pool);
+void ipoib_pools_reap(struct ipoib_priv *priv);
+void ipoib_conns_close_all(struct ipoib_priv *priv);
+bool ipoib_conns_reap_all(struct ipoib_priv *priv);
+/* Stopped port: poll the queues' CQs for flushes ourselves. */
+void ipoib_conns_poll_stopped(struct ipoib_priv *priv);
+
+#endif /* IPOIB_CONN_H */

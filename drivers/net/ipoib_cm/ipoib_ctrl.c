@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ *
+ * The control thread: every control event of a port in one serialised
+ * context. It polls the CM and async events, runs the connection timers,
+ * and takes connection requests from the datapath. Telemetry and the API
+ * read its state under ctrl_lock.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_lcore.h>
+
+#include "ipoib_cm.h"
+#include "ipoib_conn.h"
+#include "ipoib_log.h"
+
+#define IPOIB_CTRL_IDLE_NS	500000	/* sleep when there was nothing */
+#define IPOIB_CONNECT_RING	4096
+
+/* One round of control work; true if there was any. */
+static bool
+ipoib_ctrl_round(struct ipoib_priv *priv)
+{
+	const struct ipoib_hca_ops *ops = priv->ops;
+	struct ipoib_async_event aev[16];
+	struct ipoib_cm_event ev[16];
+	int n, i;
+	bool work = false;
+
+	n = ops->cm_poll(priv->hca, ev, RTE_DIM(ev));
+	for (i = 0; i < n; i++)
+		ipoib_conn_handle_cm(priv, &ev[i]);
+	work |= n > 0;
+	n = ops->async_poll(priv->hca, aev, RTE_DIM(aev));
+	for (i = 0; i < n; i++)
+		ipoib_conn_handle_async(priv, &aev[i]);
+	work |= n > 0;
+	work |= rte_ring_count(priv->connect_req) > 0;
+	ipoib_conn_timers(priv, ipoib_now_ns());
+	return work;
+}
+
+static void *
+ipoib_ctrl_main(void *arg)
+{
+	struct ipoib_priv *priv = arg;
+	struct timespec idle = { 0, IPOIB_CTRL_IDLE_NS };
+
+	while (!__atomic_load_n(&priv->ctrl_stop, __ATOMIC_ACQUIRE)) {
+		bool work;
+
+		pthread_mutex_lock(&priv->ctrl_lock);
+		work = ipoib_ctrl_round(priv);
+		pthread_mutex_unlock(&priv->ctrl_lock);
+		if (!work)
+			nanosleep(&idle, NULL);
+	}
+	return NULL;
+}
+
+int
+ipoib_ctrl_start(struct ipoib_priv *priv)
+{
+	char name[RTE_MAX_THREAD_NAME_LEN];
+	int ret;
+
+	if (priv->connect_req == NULL) {
+		snprintf(name, sizeof(name), "ipcr_%u",
+			 priv->eth_dev->data->port_id);
+		priv->connect_req = rte_ring_create(name, IPOIB_CONNECT_RING,
+						    (int)rte_socket_id(),
+						    RING_F_SC_DEQ);
+		if (priv->connect_req == NULL)
+			return -ENOMEM;
+	}
+	ret = ipoib_conn_listen(priv);
+	if (ret < 0) {
+		IPOIB_LOG(ERR, "cannot listen for connections: %s",
+			  strerror(-ret));
+		return ret;
+	}
+	priv->stopping = false;
+	__atomic_store_n(&priv->ctrl_stop, false, __ATOMIC_RELEASE);
+	snprintf(name, sizeof(name), "ipoib-ctl-%u",
+		 priv->eth_dev->data->port_id);
+	ret = rte_ctrl_thread_create(&priv->ctrl_thread, name, NULL,
+				     ipoib_ctrl_main, priv);
+	if (ret != 0) {
+		IPOIB_LOG(ERR, "cannot start the control thread: %s",
+			  strerror(ret));
+		return -ret;
+	}
+	priv->ctrl_running = true;
+	return 0;
+}
+
+/*
+ * Stop the thread, then take every connection down here: DREQs out, QPs
+ * flushed (the rx lcores are stopped: we poll), destroyed when drained.
+ */
+void
+ipoib_ctrl_stop(struct ipoib_priv *priv)
+{
+	uint64_t deadline;
+
+	if (!priv->ctrl_running)
+		return;
+	__atomic_store_n(&priv->ctrl_stop, true, __ATOMIC_RELEASE);
+	pthread_join(priv->ctrl_thread, NULL);
+	priv->ctrl_running = false;
+	priv->stopping = true;
+	ipoib_conns_close_all(priv);
+	deadline = ipoib_now_ns() + 2 * IPOIB_DRAIN_TIMEOUT_NS;
+	do {
+		ipoib_ctrl_round(priv);
+		ipoib_conns_poll_stopped(priv);
+	} while (!ipoib_conns_reap_all(priv) && ipoib_now_ns() < deadline);
+	rte_ring_reset(priv->connect_req);
+}

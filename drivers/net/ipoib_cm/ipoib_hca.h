@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ */
+
+#ifndef IPOIB_HCA_H
+#define IPOIB_HCA_H
+
+/*
+ * The HCA interface: the one ops table between the driver and a transport
+ * (the shm software fabric, rdma-core verbs). Nothing above it knows which
+ * transport runs. It follows the verbs model, batched:
+ *
+ * - Receive buffers are posted as scatter lists in memory the transport
+ *   allocated (mem_alloc), into an SRQ or a QP's own receive queue; each
+ *   consumed buffer yields one completion on the CQ the QP was created with.
+ *   A UD receive starts with the 40-byte GRH, as on a real HCA.
+ * - Sends take mbuf chains (IPoIB header included) and their ownership: the
+ *   transport frees them once the send has completed, or at once if it
+ *   refuses them. post_send returns how many it took, in order.
+ * - Control (CM messages, async events) is polled by one control thread.
+ *
+ * Datapath calls (post_send, post_recv, poll_cq) may be made concurrently
+ * on different objects; one CQ, SRQ or receive queue has one poller/poster.
+ * post_send on one QP may come from several lcores at once.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "ipoib_devargs.h"
+
+struct ipoib_hca;	/* one port of one transport */
+struct ipoib_hca_cq;
+struct ipoib_hca_srq;
+struct ipoib_hca_qp;
+struct ipoib_hca_ah;	/* UD address handle */
+
+#define IPOIB_GID_LEN		16
+#define IPOIB_GRH_LEN		40
+#define IPOIB_PKEY_TABLE_LEN	16
+#define IPOIB_MAX_SGE		34	/* 65524 bytes in 2 KiB segments + GRH */
+#define IPOIB_CM_PRIV_MAX	92	/* REQ private data, IBTA 12.6.5 */
+#define IPOIB_QPN_MASK		0xffffff
+#define IPOIB_MCAST_QPN		0xffffff
+
+/* Port attributes, as ibv_query_port/ibv_query_device would give them. */
+struct ipoib_port_attr {
+	uint8_t gid[IPOIB_GID_LEN];
+	uint16_t lid;
+	uint16_t ib_mtu;		/* bytes: 256 .. 4096 */
+	bool active;			/* port state ACTIVE */
+	bool has_srq;
+	uint16_t npkeys;
+	uint16_t pkeys[IPOIB_PKEY_TABLE_LEN];
+	uint32_t max_qp;
+	uint32_t max_qp_wr;
+	uint32_t max_srq_wr;
+	uint32_t max_cqe;
+	uint32_t max_sge;
+	uint32_t link_speed;		/* RTE_ETH_SPEED_NUM_* */
+	const char *name;		/* device name for logs: "shm:lab/3" */
+};
+
+/* Memory the transport can receive into (and, for verbs, send from). */
+struct ipoib_hca_mem {
+	void *addr;
+	size_t len;
+	uint32_t lkey;
+	void *priv;			/* transport's own handle */
+};
+
+struct ipoib_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+struct ipoib_recv_wr {
+	uint64_t wr_id;
+	uint16_t num_sge;
+	struct ipoib_sge sg_list[IPOIB_MAX_SGE];
+};
+
+enum ipoib_qp_type {
+	IPOIB_QPT_RC,
+	IPOIB_QPT_UD,
+};
+
+enum ipoib_qp_state {
+	IPOIB_QPS_INIT,
+	IPOIB_QPS_RTR,		/* receives; passive side after REP sent */
+	IPOIB_QPS_RTS,		/* sends and receives */
+	IPOIB_QPS_ERR,		/* flushed: every posted receive completes */
+};
+
+struct ipoib_qp_init {
+	enum ipoib_qp_type type;
+	struct ipoib_hca_cq *recv_cq;
+	struct ipoib_hca_srq *srq;	/* NULL: the QP has its own RQ */
+	uint32_t max_recv_wr;		/* own RQ only */
+	uint32_t max_send_wr;
+	uint32_t max_recv_sge;
+	uint16_t pkey_index;
+	uint32_t qkey;			/* UD */
+	uint32_t qp_context;		/* returned in async events */
+};
+
+/* Send work request: one mbuf chain, IPoIB header first. */
+struct ipoib_send_wr {
+	struct rte_mbuf *m;
+	const struct ipoib_hca_ah *ah;	/* UD only */
+	uint32_t remote_qpn;		/* UD only */
+	uint32_t remote_qkey;		/* UD only */
+};
+
+enum ipoib_wc_status {
+	IPOIB_WC_SUCCESS = 0,
+	IPOIB_WC_LOC_LEN_ERR,		/* message longer than the buffer */
+	IPOIB_WC_WR_FLUSH_ERR,		/* QP or SRQ torn down */
+	IPOIB_WC_GENERAL_ERR,
+};
+
+#define IPOIB_WC_GRH		0x1	/* buffer starts with a GRH */
+
+struct ipoib_wc {
+	uint64_t wr_id;
+	uint32_t byte_len;		/* GRH included when present */
+	uint32_t qp_num;		/* local QP that received */
+	uint32_t src_qp;
+	uint16_t slid;
+	uint8_t status;			/* enum ipoib_wc_status */
+	uint8_t wc_flags;		/* IPOIB_WC_* */
+	uint32_t qp_context;		/* ipoib_qp_init.qp_context */
+};
+
+/* Address of a destination: GID always, LID where the fabric routes on it. */
+struct ipoib_ah_attr {
+	uint8_t dgid[IPOIB_GID_LEN];
+	uint16_t dlid;
+	bool multicast;
+};
+
+/* Connection management, at the level of librdmacm / ib_cm events. */
+enum ipoib_cm_event_type {
+	IPOIB_CM_REQ_RCVD,	/* passive: a REQ on a listened service ID */
+	IPOIB_CM_REP_RCVD,	/* active: REP; answer with cm_rtu or cm_reject */
+	IPOIB_CM_ESTABLISHED,	/* passive: RTU received (QP in RTS) */
+	IPOIB_CM_REJ_RCVD,	/* either side: the peer rejected */
+	IPOIB_CM_TIMEOUT,	/* REQ or REP unanswered after all retries */
+	IPOIB_CM_DREQ_RCVD,	/* peer disconnects; DREP already sent */
+	IPOIB_CM_DISCONNECTED,	/* our DREQ answered, or timed out */
+};
+
+/* IBTA REJ reasons used by IPoIB. */
+#define IPOIB_REJ_NO_QP			1
+#define IPOIB_REJ_NO_RESOURCES		3
+#define IPOIB_REJ_TIMEOUT		4
+#define IPOIB_REJ_INVALID_SERVICE_ID	8
+#define IPOIB_REJ_STALE_CONN		10
+#define IPOIB_REJ_CONSUMER		28
+
+struct ipoib_cm_id;	/* one connection attempt or connection */
+
+struct ipoib_cm_event {
+	enum ipoib_cm_event_type type;
+	struct ipoib_cm_id *id;
+	void *context;			/* given at connect / accept */
+	uint64_t service_id;
+	uint8_t remote_gid[IPOIB_GID_LEN];
+	uint16_t remote_lid;
+	uint32_t remote_qpn;		/* the peer's RC QP */
+	uint16_t pkey;
+	uint16_t reason;		/* REJ */
+	uint8_t priv_len;
+	uint8_t priv[IPOIB_CM_PRIV_MAX];
+};
+
+struct ipoib_cm_connect {
+	uint64_t service_id;
+	struct ipoib_ah_attr dest;
+	struct ipoib_hca_qp *qp;	/* RC, in INIT */
+	void *context;
+	uint8_t retry_count;
+	uint8_t rnr_retry_count;
+	uint8_t max_cm_retries;
+	uint8_t responder_resources;
+	uint8_t priv_len;
+	const uint8_t *priv;
+};
+
+enum ipoib_async_event_type {
+	IPOIB_EVENT_QP_FATAL,		/* QP went to error */
+	IPOIB_EVENT_SRQ_LIMIT,		/* SRQ fell below its limit */
+	IPOIB_EVENT_PORT_ACTIVE,
+	IPOIB_EVENT_PORT_DOWN,
+};
+
+struct ipoib_async_event {
+	enum ipoib_async_event_type type;
+	uint32_t qp_context;		/* QP events */
+	uint32_t qp_num;
+	struct ipoib_hca_srq *srq;	/* SRQ events */
+};
+
+/* Transport counters, reported among the port's xstats. */
+struct ipoib_hca_stats {
+	uint64_t rnr_naks;		/* RC sends refused: receiver had no WR */
+	uint64_t ud_no_wr;		/* UD messages dropped: no posted WR */
+	uint64_t pkey_drops;		/* refused: P_Key mismatch */
+	uint64_t qkey_drops;		/* refused: Q_Key mismatch */
+	uint64_t len_errs;		/* longer than the posted buffer */
+	uint64_t fault_drops;		/* dropped by fault injection */
+	uint64_t cm_retries;		/* CM messages resent after timeout */
+};
+
+/* Fault injection (tests); transports without it return -ENOTSUP. */
+struct ipoib_hca_faults {
+	uint32_t drop_ppm;		/* UD and CM messages to this port */
+	uint32_t cm_delay_ms;		/* CM messages to this port held */
+	int32_t rej_after;		/* -1 off; REJ REQs beyond N conns */
+	uint32_t cm_drop_mask;		/* bit (1 << IPOIB_CM_MSG_*): drop */
+	bool port_down;
+};
+
+#define IPOIB_CM_MSG_REQ	1
+#define IPOIB_CM_MSG_REP	2
+#define IPOIB_CM_MSG_REJ	3
+#define IPOIB_CM_MSG_RTU	4
+#define IPOIB_CM_MSG_DREQ	5
+#define IPOIB_CM_MSG_DREP	6
+
+struct ipoib_hca_ops {
+	const char *name;
+
+	/* Open the port named by the devargs; close releases everything. */
+	int (*open)(const struct ipoib_config *cfg, const char *dev_name,
+		    struct ipoib_hca **hca);
+	void (*close)(struct ipoib_hca *hca);
+	int (*query_port)(struct ipoib_hca *hca, struct ipoib_port_attr *attr);
+
+	int (*mem_alloc)(struct ipoib_hca *hca, size_t len,
+			 struct ipoib_hca_mem *mem);
+	void (*mem_free)(struct ipoib_hca *hca, struct ipoib_hca_mem *mem);
+
+	struct ipoib_hca_cq *(*cq_create)(struct ipoib_hca *hca,
+					  uint32_t cqe);
+	int (*cq_destroy)(struct ipoib_hca_cq *cq);
+	/* Datapath: up to n receive completions, in order. */
+	uint16_t (*poll_cq)(struct ipoib_hca_cq *cq, struct ipoib_wc *wc,
+			    uint16_t n);
+
+	struct ipoib_hca_srq *(*srq_create)(struct ipoib_hca *hca,
+					    uint32_t max_wr, uint32_t max_sge,
+					    uint32_t limit);
+	int (*srq_destroy)(struct ipoib_hca_srq *srq);
+	int (*srq_arm)(struct ipoib_hca_srq *srq, uint32_t limit);
+	/* Datapath: post n receive WRs; returns how many were posted. */
+	uint16_t (*post_srq_recv)(struct ipoib_hca_srq *srq,
+				  const struct ipoib_recv_wr *wr, uint16_t n);
+
+	struct ipoib_hca_qp *(*qp_create)(struct ipoib_hca *hca,
+					  const struct ipoib_qp_init *init);
+	/* Flushes what is posted (completions with WR_FLUSH_ERR) first. */
+	int (*qp_destroy)(struct ipoib_hca_qp *qp);
+	uint32_t (*qp_num)(const struct ipoib_hca_qp *qp);
+	/* UD: INIT -> RTS. RC moves with the CM calls. ERR from any. */
+	int (*qp_modify)(struct ipoib_hca_qp *qp, enum ipoib_qp_state state);
+	uint16_t (*post_recv)(struct ipoib_hca_qp *qp,
+			      const struct ipoib_recv_wr *wr, uint16_t n);
+	/* Datapath: send n WRs; takes ownership of the mbufs it accepts. */
+	uint16_t (*post_send)(struct ipoib_hca_qp *qp,
+			      const struct ipoib_send_wr *wr, uint16_t n);
+
+	struct ipoib_hca_ah *(*ah_create)(struct ipoib_hca *hca,
+					  const struct ipoib_ah_attr *attr);
+	void (*ah_destroy)(struct ipoib_hca_ah *ah);
+
+	int (*mcast_attach)(struct ipoib_hca_qp *qp, const uint8_t *mgid);
+	int (*mcast_detach)(struct ipoib_hca_qp *qp, const uint8_t *mgid);
+
+	/* CM: all calls from the control thread. */
+	int (*cm_listen)(struct ipoib_hca *hca, uint64_t service_id);
+	int (*cm_connect)(struct ipoib_hca *hca,
+			  const struct ipoib_cm_connect *param,
+			  struct ipoib_cm_id **id);
+	/* Passive: accept a REQ with this QP (INIT); the QP goes to RTR. */
+	int (*cm_accept)(struct ipoib_cm_id *id, struct ipoib_hca_qp *qp,
+			 void *context, const uint8_t *priv, uint8_t priv_len);
+	/* Active: after REP, move the QP to RTS and send RTU. */
+	int (*cm_rtu)(struct ipoib_cm_id *id);
+	int (*cm_reject)(struct ipoib_cm_id *id, uint16_t reason,
+			 const uint8_t *priv, uint8_t priv_len);
+	/* Send DREQ; IPOIB_CM_DISCONNECTED follows. */
+	int (*cm_disconnect)(struct ipoib_cm_id *id);
+	/* Forget the id; after a final event or after disconnect. */
+	void (*cm_destroy)(struct ipoib_cm_id *id);
+	/* Progress timers and messages; return up to n events. */
+	int (*cm_poll)(struct ipoib_hca *hca, struct ipoib_cm_event *ev, int n);
+
+	int (*async_poll)(struct ipoib_hca *hca, struct ipoib_async_event *ev,
+			  int n);
+	void (*stats_get)(struct ipoib_hca *hca, struct ipoib_hca_stats *st);
+	/*
+	 * Subnet directory (optional): publish this port's Ethernet-emulation
+	 * address, and find the hardware address that published mac. Lets
+	 * applications that never ARP (testpmd) reach each other.
+	 */
+	int (*addr_publish)(struct ipoib_hca *hca, const uint8_t *mac,
+			    uint32_t ud_qpn, uint8_t flags);
+	int (*addr_resolve)(struct ipoib_hca *hca, const uint8_t *mac,
+			    uint8_t *hwaddr);
+	int (*faults_set)(struct ipoib_hca *hca,
+			  const struct ipoib_hca_faults *fl);
+	int (*faults_get)(struct ipoib_hca *hca, struct ipoib_hca_faults *fl);
+};
+
+extern const struct ipoib_hca_ops ipoib_hca_shm_ops;
+extern const struct ipoib_hca_ops ipoib_hca_verbs_ops;
+
+#endif /* IPOIB_HCA_H */

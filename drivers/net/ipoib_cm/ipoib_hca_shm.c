@@ -1,0 +1,573 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ *
+ * The HCA interface over the shm software fabric (transport=shm).
+ * Fabric objects are handed out as the interface's opaque types.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_ethdev.h>
+#include <rte_log.h>
+#include <rte_mbuf.h>
+
+#include "ipoib_hca.h"
+#include "ipoib_log.h"
+#include "shm_fabric.h"
+#include "shm_log.h"
+
+struct ipoib_hca {
+	struct shm_fabric *f;
+	struct shm_port *port;
+	char name[64];
+};
+
+#define TO_SHM(type, p)		((struct shm_ ## type *)(void *)(p))
+#define FROM_SHM(type, p)	((struct ipoib_hca_ ## type *)(void *)(p))
+
+/* The fabric logs into our log type. */
+static void
+ipoib_shm_logger(int level, const char *msg)
+{
+	rte_log((uint32_t)level + 1, ipoib_logtype, "%s\n", msg);
+}
+
+static int
+ipoib_shm_open(const struct ipoib_config *cfg, const char *dev_name,
+	       struct ipoib_hca **hcap)
+{
+	struct shm_port_conf pc = {
+		.guid = cfg->guid,
+		.name = dev_name,
+		.ib_mtu = cfg->ib_mtu,
+		.npkeys = 1,
+		.pkeys = { cfg->pkey },
+		.max_qp = cfg->shm_max_qp,
+		.max_srq_wr = cfg->shm_max_srq_wr,
+		.max_cqe = cfg->shm_max_cqe,
+	};
+	struct shm_faults fl = {
+		.drop_ppm = cfg->fault_drop_ppm,
+		.cm_delay_ms = cfg->fault_cm_delay_ms,
+		.rej_after = cfg->fault_rej_after,
+		.cm_drop_mask = cfg->fault_cm_drop_mask,
+	};
+	struct shm_port_info info;
+	struct ipoib_hca *hca;
+	int ret;
+
+	/* syslog levels are rte_log levels minus one */
+	shm_set_logger(ipoib_shm_logger,
+		       (int)rte_log_get_level(ipoib_logtype) - 1);
+	hca = calloc(1, sizeof(*hca));
+	if (hca == NULL)
+		return -ENOMEM;
+	ret = shm_fabric_attach(cfg->fabric, &hca->f);
+	if (ret < 0)
+		goto fail;
+	ret = shm_port_open(hca->f, &pc, &hca->port);
+	if (ret < 0)
+		goto fail_detach;
+	if (cfg->capture[0] != '\0') {
+		ret = shm_port_capture(hca->port, cfg->capture);
+		if (ret < 0)
+			goto fail_port;
+	}
+	shm_port_set_faults(hca->port, &fl);
+	shm_port_query(hca->port, &info);
+	snprintf(hca->name, sizeof(hca->name), "shm:%s/%u", cfg->fabric,
+		 info.index);
+	*hcap = hca;
+	return 0;
+fail_port:
+	shm_port_close(hca->port);
+fail_detach:
+	shm_fabric_detach(hca->f);
+fail:
+	free(hca);
+	return ret;
+}
+
+static void
+ipoib_shm_close(struct ipoib_hca *hca)
+{
+	shm_port_close(hca->port);
+	shm_fabric_detach(hca->f);
+	free(hca);
+}
+
+static int
+ipoib_shm_query_port(struct ipoib_hca *hca, struct ipoib_port_attr *attr)
+{
+	struct shm_port_info info;
+
+	shm_port_query(hca->port, &info);
+	memset(attr, 0, sizeof(*attr));
+	memcpy(attr->gid, info.gid, IPOIB_GID_LEN);
+	attr->lid = info.lid;
+	attr->ib_mtu = info.ib_mtu;
+	attr->active = info.active;
+	attr->has_srq = true;
+	attr->npkeys = info.npkeys;
+	memcpy(attr->pkeys, info.pkeys, sizeof(attr->pkeys));
+	attr->max_qp = info.max_qp;
+	attr->max_qp_wr = info.max_qp_wr;
+	attr->max_srq_wr = info.max_srq_wr;
+	attr->max_cqe = info.max_cqe;
+	attr->max_sge = SHM_MAX_SGE;
+	attr->link_speed = RTE_ETH_SPEED_NUM_100G;
+	attr->name = hca->name;
+	return 0;
+}
+
+static int
+ipoib_shm_mem_alloc(struct ipoib_hca *hca, size_t len,
+		    struct ipoib_hca_mem *mem)
+{
+	struct shm_mem m;
+	int ret = shm_mem_alloc(hca->f, len, &m);
+
+	if (ret < 0)
+		return ret;
+	mem->addr = m.addr;
+	mem->len = m.len;
+	mem->lkey = m.lkey;
+	mem->priv = NULL;
+	return 0;
+}
+
+static void
+ipoib_shm_mem_free(struct ipoib_hca *hca, struct ipoib_hca_mem *mem)
+{
+	struct shm_mem m = { .addr = mem->addr, .len = mem->len };
+
+	shm_mem_free(hca->f, &m);
+	mem->addr = NULL;
+}
+
+static struct ipoib_hca_cq *
+ipoib_shm_cq_create(struct ipoib_hca *hca, uint32_t cqe)
+{
+	return FROM_SHM(cq, shm_cq_create(hca->port, cqe));
+}
+
+static int
+ipoib_shm_cq_destroy(struct ipoib_hca_cq *cq)
+{
+	return shm_cq_destroy(TO_SHM(cq, cq));
+}
+
+static uint16_t
+ipoib_shm_poll_cq(struct ipoib_hca_cq *cq, struct ipoib_wc *wc, uint16_t n)
+{
+	struct shm_wc swc[64];
+	uint16_t k, i;
+
+	if (n > RTE_DIM(swc))
+		n = RTE_DIM(swc);
+	k = shm_cq_poll(TO_SHM(cq, cq), swc, n);
+	for (i = 0; i < k; i++) {
+		wc[i].wr_id = swc[i].wr_id;
+		wc[i].byte_len = swc[i].byte_len;
+		wc[i].qp_num = swc[i].qp_num;
+		wc[i].src_qp = swc[i].src_qp;
+		wc[i].slid = swc[i].slid;
+		wc[i].status = swc[i].status;
+		wc[i].wc_flags = swc[i].wc_flags & SHM_WC_GRH ?
+				 IPOIB_WC_GRH : 0;
+		wc[i].qp_context = swc[i].qp_context;
+	}
+	return k;
+}
+
+static struct ipoib_hca_srq *
+ipoib_shm_srq_create(struct ipoib_hca *hca, uint32_t max_wr, uint32_t max_sge,
+		     uint32_t limit)
+{
+	return FROM_SHM(srq, shm_srq_create(hca->port, max_wr, max_sge,
+					    limit));
+}
+
+static int
+ipoib_shm_srq_destroy(struct ipoib_hca_srq *srq)
+{
+	return shm_srq_destroy(TO_SHM(rq, srq));
+}
+
+static int
+ipoib_shm_srq_arm(struct ipoib_hca_srq *srq, uint32_t limit)
+{
+	return shm_srq_arm(TO_SHM(rq, srq), limit);
+}
+
+/* Post WRs to a receive queue; the interface's WRs map one to one. */
+static uint16_t
+ipoib_shm_rq_post(struct shm_rq *rq, const struct ipoib_recv_wr *wr,
+		  uint16_t n)
+{
+	const struct shm_sge *sgl[64];
+	uint64_t wr_id[64];
+	uint16_t nsge[64], i, done = 0;
+
+	RTE_BUILD_BUG_ON(sizeof(struct shm_sge) != sizeof(struct ipoib_sge));
+	while (done < n) {
+		uint16_t k = RTE_MIN((uint16_t)(n - done),
+				     (uint16_t)RTE_DIM(sgl));
+		uint16_t posted;
+
+		for (i = 0; i < k; i++) {
+			wr_id[i] = wr[done + i].wr_id;
+			nsge[i] = wr[done + i].num_sge;
+			sgl[i] = (const struct shm_sge *)wr[done + i].sg_list;
+		}
+		posted = shm_rq_post(rq, wr_id, sgl, nsge, k);
+		done += posted;
+		if (posted < k)
+			break;
+	}
+	return done;
+}
+
+static uint16_t
+ipoib_shm_post_srq_recv(struct ipoib_hca_srq *srq,
+			const struct ipoib_recv_wr *wr, uint16_t n)
+{
+	return ipoib_shm_rq_post(TO_SHM(rq, srq), wr, n);
+}
+
+static struct ipoib_hca_qp *
+ipoib_shm_qp_create(struct ipoib_hca *hca, const struct ipoib_qp_init *init)
+{
+	struct shm_qp_conf c = {
+		.type = init->type == IPOIB_QPT_UD ? SHM_QPT_UD : SHM_QPT_RC,
+		.recv_cq = TO_SHM(cq, init->recv_cq),
+		.srq = TO_SHM(rq, init->srq),
+		.max_recv_wr = init->max_recv_wr,
+		.max_recv_sge = init->max_recv_sge,
+		.pkey_index = init->pkey_index,
+		.qkey = init->qkey,
+		.qp_context = init->qp_context,
+	};
+
+	return FROM_SHM(qp, shm_qp_create(hca->port, &c));
+}
+
+static int
+ipoib_shm_qp_destroy(struct ipoib_hca_qp *qp)
+{
+	return shm_qp_destroy(TO_SHM(qp, qp));
+}
+
+static uint32_t
+ipoib_shm_qp_num(const struct ipoib_hca_qp *qp)
+{
+	return shm_qp_num((const struct shm_qp *)(const void *)qp);
+}
+
+static int
+ipoib_shm_qp_modify(struct ipoib_hca_qp *qp, enum ipoib_qp_state state)
+{
+	static const enum shm_qp_state map[] = {
+		[IPOIB_QPS_INIT] = SHM_QPS_INIT,
+		[IPOIB_QPS_RTR] = SHM_QPS_RTR,
+		[IPOIB_QPS_RTS] = SHM_QPS_RTS,
+		[IPOIB_QPS_ERR] = SHM_QPS_ERR,
+	};
+
+	return shm_qp_modify(TO_SHM(qp, qp), map[state]);
+}
+
+static uint16_t
+ipoib_shm_post_recv(struct ipoib_hca_qp *qp, const struct ipoib_recv_wr *wr,
+		    uint16_t n)
+{
+	return ipoib_shm_rq_post(shm_qp_rq(TO_SHM(qp, qp)), wr, n);
+}
+
+/* Gather each mbuf chain into iovecs; the copy into the receiver's buffer
+ * is the only one. The mbufs sent are freed: the copy has completed.
+ */
+static uint16_t
+ipoib_shm_post_send(struct ipoib_hca_qp *hqp, const struct ipoib_send_wr *wr,
+		    uint16_t n)
+{
+	struct shm_qp *qp = TO_SHM(qp, hqp);
+	struct iovec iov[32][SHM_MAX_SGE];
+	struct shm_send sw[32];
+	struct rte_mbuf *sent[32];
+	uint16_t done = 0;
+
+	while (done < n) {
+		uint16_t k = RTE_MIN((uint16_t)(n - done), (uint16_t)32);
+		uint16_t i, posted;
+
+		for (i = 0; i < k; i++) {
+			struct rte_mbuf *m = wr[done + i].m;
+			uint16_t s = 0;
+
+			for (; m != NULL && s < SHM_MAX_SGE; m = m->next, s++) {
+				iov[i][s].iov_base = rte_pktmbuf_mtod(m,
+								      void *);
+				iov[i][s].iov_len = m->data_len;
+			}
+			sw[i].iov = iov[i];
+			sw[i].iovcnt = s;
+			sw[i].ah = (const struct shm_ah *)(const void *)
+				   wr[done + i].ah;
+			sw[i].remote_qpn = wr[done + i].remote_qpn;
+			sw[i].remote_qkey = wr[done + i].remote_qkey;
+			sent[i] = wr[done + i].m;
+		}
+		posted = shm_qp_post_send(qp, sw, k);
+		rte_pktmbuf_free_bulk(sent, posted);
+		done += posted;
+		if (posted < k)
+			break;
+	}
+	return done;
+}
+
+static struct ipoib_hca_ah *
+ipoib_shm_ah_create(struct ipoib_hca *hca, const struct ipoib_ah_attr *attr)
+{
+	struct shm_ah *ah = malloc(sizeof(*ah));
+
+	if (ah == NULL)
+		return NULL;
+	if (shm_ah_resolve(hca->f, attr->dgid, attr->dlid, ah) < 0) {
+		free(ah);
+		return NULL;
+	}
+	return (struct ipoib_hca_ah *)(void *)ah;
+}
+
+static void
+ipoib_shm_ah_destroy(struct ipoib_hca_ah *ah)
+{
+	free(ah);
+}
+
+static int
+ipoib_shm_mcast_attach(struct ipoib_hca_qp *qp, const uint8_t *mgid)
+{
+	return shm_mcast_attach(TO_SHM(qp, qp), mgid);
+}
+
+static int
+ipoib_shm_mcast_detach(struct ipoib_hca_qp *qp, const uint8_t *mgid)
+{
+	return shm_mcast_detach(TO_SHM(qp, qp), mgid);
+}
+
+static int
+ipoib_shm_cm_listen(struct ipoib_hca *hca, uint64_t service_id)
+{
+	return shm_cm_listen(hca->port, service_id);
+}
+
+static int
+ipoib_shm_cm_connect(struct ipoib_hca *hca,
+		     const struct ipoib_cm_connect *param,
+		     struct ipoib_cm_id **id)
+{
+	struct shm_cm_req req = {
+		.service_id = param->service_id,
+		.dgid = param->dest.dgid,
+		.qp = TO_SHM(qp, param->qp),
+		.context = param->context,
+		.retry_count = param->retry_count,
+		.rnr_retry_count = param->rnr_retry_count,
+		.max_cm_retries = param->max_cm_retries,
+		.responder_resources = param->responder_resources,
+		.priv_len = param->priv_len,
+		.priv = param->priv,
+	};
+
+	return shm_cm_connect(hca->port, &req, (struct shm_cm_id **)id);
+}
+
+static int
+ipoib_shm_cm_accept(struct ipoib_cm_id *id, struct ipoib_hca_qp *qp,
+		    void *context, const uint8_t *priv, uint8_t priv_len)
+{
+	return shm_cm_accept(TO_SHM(cm_id, id), TO_SHM(qp, qp), context, priv,
+			     priv_len);
+}
+
+static int
+ipoib_shm_cm_rtu(struct ipoib_cm_id *id)
+{
+	return shm_cm_rtu(TO_SHM(cm_id, id));
+}
+
+static int
+ipoib_shm_cm_reject(struct ipoib_cm_id *id, uint16_t reason,
+		    const uint8_t *priv, uint8_t priv_len)
+{
+	return shm_cm_reject(TO_SHM(cm_id, id), reason, priv, priv_len);
+}
+
+static int
+ipoib_shm_cm_disconnect(struct ipoib_cm_id *id)
+{
+	return shm_cm_disconnect(TO_SHM(cm_id, id));
+}
+
+static void
+ipoib_shm_cm_destroy(struct ipoib_cm_id *id)
+{
+	shm_cm_destroy(TO_SHM(cm_id, id));
+}
+
+static int
+ipoib_shm_cm_poll(struct ipoib_hca *hca, struct ipoib_cm_event *ev, int n)
+{
+	struct shm_cm_event sev[16];
+	int k, i;
+
+	k = shm_cm_poll(hca->port, sev, RTE_MIN(n, (int)RTE_DIM(sev)));
+	for (i = 0; i < k; i++) {
+		RTE_BUILD_BUG_ON(SHM_CM_PRIV_MAX != IPOIB_CM_PRIV_MAX);
+		ev[i].type = (enum ipoib_cm_event_type)sev[i].type;
+		ev[i].id = (struct ipoib_cm_id *)(void *)sev[i].id;
+		ev[i].context = sev[i].context;
+		ev[i].service_id = sev[i].service_id;
+		memcpy(ev[i].remote_gid, sev[i].remote_gid, IPOIB_GID_LEN);
+		ev[i].remote_lid = sev[i].remote_lid;
+		ev[i].remote_qpn = sev[i].remote_qpn;
+		ev[i].pkey = sev[i].pkey;
+		ev[i].reason = sev[i].reason;
+		ev[i].priv_len = sev[i].priv_len;
+		memcpy(ev[i].priv, sev[i].priv, sev[i].priv_len);
+	}
+	return k;
+}
+
+static int
+ipoib_shm_async_poll(struct ipoib_hca *hca, struct ipoib_async_event *ev,
+		     int n)
+{
+	static const enum ipoib_async_event_type map[] = {
+		[SHM_EV_QP_FATAL] = IPOIB_EVENT_QP_FATAL,
+		[SHM_EV_SRQ_LIMIT] = IPOIB_EVENT_SRQ_LIMIT,
+		[SHM_EV_PORT_ACTIVE] = IPOIB_EVENT_PORT_ACTIVE,
+		[SHM_EV_PORT_DOWN] = IPOIB_EVENT_PORT_DOWN,
+	};
+	struct shm_async_event sev[16];
+	int k, i;
+
+	k = shm_async_poll(hca->port, sev, RTE_MIN(n, (int)RTE_DIM(sev)));
+	for (i = 0; i < k; i++) {
+		ev[i].type = map[sev[i].type];
+		ev[i].qp_context = sev[i].qp_context;
+		ev[i].qp_num = sev[i].qp_num;
+		ev[i].srq = FROM_SHM(srq, sev[i].srq);
+	}
+	return k;
+}
+
+static void
+ipoib_shm_stats_get(struct ipoib_hca *hca, struct ipoib_hca_stats *st)
+{
+	struct shm_port_counters c;
+
+	shm_port_counters(hca->port, &c);
+	st->rnr_naks = c.rnr_naks;
+	st->ud_no_wr = c.ud_no_wr;
+	st->pkey_drops = c.pkey_drops;
+	st->qkey_drops = c.qkey_drops;
+	st->len_errs = c.len_errs;
+	st->fault_drops = c.fault_drops;
+	st->cm_retries = c.cm_retries;
+}
+
+static int
+ipoib_shm_addr_publish(struct ipoib_hca *hca, const uint8_t *mac,
+		       uint32_t ud_qpn, uint8_t flags)
+{
+	shm_port_publish(hca->port, mac, ud_qpn, flags);
+	return 0;
+}
+
+static int
+ipoib_shm_addr_resolve(struct ipoib_hca *hca, const uint8_t *mac,
+		       uint8_t *hwaddr)
+{
+	return shm_addr_resolve(hca->f, mac, hwaddr);
+}
+
+static int
+ipoib_shm_faults_set(struct ipoib_hca *hca, const struct ipoib_hca_faults *fl)
+{
+	struct shm_faults s = {
+		.drop_ppm = fl->drop_ppm,
+		.cm_delay_ms = fl->cm_delay_ms,
+		.rej_after = fl->rej_after,
+		.cm_drop_mask = fl->cm_drop_mask,
+	};
+
+	RTE_BUILD_BUG_ON(IPOIB_CM_MSG_REQ != SHM_CM_MSG_REQ);
+	RTE_BUILD_BUG_ON(IPOIB_CM_MSG_DREP != SHM_CM_MSG_DREP);
+	shm_port_set_faults(hca->port, &s);
+	return shm_port_set_state(hca->port, !fl->port_down);
+}
+
+static int
+ipoib_shm_faults_get(struct ipoib_hca *hca, struct ipoib_hca_faults *fl)
+{
+	struct shm_port_info info;
+	struct shm_faults s;
+
+	shm_port_get_faults(hca->port, &s);
+	shm_port_query(hca->port, &info);
+	fl->drop_ppm = s.drop_ppm;
+	fl->cm_delay_ms = s.cm_delay_ms;
+	fl->rej_after = s.rej_after;
+	fl->cm_drop_mask = s.cm_drop_mask;
+	fl->port_down = !info.active;
+	return 0;
+}
+
+const struct ipoib_hca_ops ipoib_hca_shm_ops = {
+	.name = "shm",
+	.open = ipoib_shm_open,
+	.close = ipoib_shm_close,
+	.query_port = ipoib_shm_query_port,
+	.mem_alloc = ipoib_shm_mem_alloc,
+	.mem_free = ipoib_shm_mem_free,
+	.cq_create = ipoib_shm_cq_create,
+	.cq_destroy = ipoib_shm_cq_destroy,
+	.poll_cq = ipoib_shm_poll_cq,
+	.srq_create = ipoib_shm_srq_create,
+	.srq_destroy = ipoib_shm_srq_destroy,
+	.srq_arm = ipoib_shm_srq_arm,
+	.post_srq_recv = ipoib_shm_post_srq_recv,
+	.qp_create = ipoib_shm_qp_create,
+	.qp_destroy = ipoib_shm_qp_destroy,
+	.qp_num = ipoib_shm_qp_num,
+	.qp_modify = ipoib_shm_qp_modify,
+	.post_recv = ipoib_shm_post_recv,
+	.post_send = ipoib_shm_post_send,
+	.ah_create = ipoib_shm_ah_create,
+	.ah_destroy = ipoib_shm_ah_destroy,
+	.mcast_attach = ipoib_shm_mcast_attach,
+	.mcast_detach = ipoib_shm_mcast_detach,
+	.cm_listen = ipoib_shm_cm_listen,
+	.cm_connect = ipoib_shm_cm_connect,
+	.cm_accept = ipoib_shm_cm_accept,
+	.cm_rtu = ipoib_shm_cm_rtu,
+	.cm_reject = ipoib_shm_cm_reject,
+	.cm_disconnect = ipoib_shm_cm_disconnect,
+	.cm_destroy = ipoib_shm_cm_destroy,
+	.cm_poll = ipoib_shm_cm_poll,
+	.async_poll = ipoib_shm_async_poll,
+	.stats_get = ipoib_shm_stats_get,
+	.addr_publish = ipoib_shm_addr_publish,
+	.addr_resolve = ipoib_shm_addr_resolve,
+	.faults_set = ipoib_shm_faults_set,
+	.faults_get = ipoib_shm_faults_get,
+};

@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ *
+ * The peer table: every remote IPoIB interface the port has heard of,
+ * found by its emulated MAC (transmit) or its hardware address (receive).
+ * Readers are the rx and tx bursts, lock-free (rte_hash in lock-free
+ * read mode); writers (learning on any lcore, removal on the control
+ * thread) take learn_lock. Removed peers are reused after an RCU grace
+ * period: every queue reports a quiescent state at the end of each burst.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_hash.h>
+#include <rte_jhash.h>
+#include <rte_malloc.h>
+
+#include "ipoib_cm.h"
+#include "ipoib_log.h"
+#include "ipoib_peer.h"
+
+static uint32_t
+ipoib_hash_fn(const void *key, uint32_t len, uint32_t init)
+{
+	return rte_jhash(key, len, init);
+}
+
+/* The hardware address as a table key: QPN and GID, flags zeroed. */
+void
+ipoib_hw_key(struct ipoib_hwaddr *key, const struct ipoib_hwaddr *hw)
+{
+	*key = *hw;
+	key->bytes[0] = 0;
+}
+
+static struct rte_hash *
+ipoib_hash_create(const char *name, uint32_t entries, uint32_t key_len,
+		  struct rte_rcu_qsbr *qsbr)
+{
+	struct rte_hash_parameters hp = {
+		.name = name,
+		.entries = entries,
+		.key_len = key_len,
+		.hash_func = ipoib_hash_fn,
+		.socket_id = (int)rte_socket_id(),
+		.extra_flag = RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF,
+	};
+	struct rte_hash_rcu_config rc = {
+		.v = qsbr,
+		.mode = RTE_HASH_QSBR_MODE_DQ,
+	};
+	struct rte_hash *h = rte_hash_create(&hp);
+
+	if (h == NULL)
+		return NULL;
+	if (rte_hash_rcu_qsbr_add(h, &rc) != 0) {
+		rte_hash_free(h);
+		return NULL;
+	}
+	return h;
+}
+
+int
+ipoib_peers_init(struct ipoib_priv *priv, const char *name)
+{
+	uint32_t n = RTE_MAX((uint32_t)IPOIB_PEERS_MIN,
+			     4 * priv->cfg.max_conns);
+	struct ipoib_peers *pt = &priv->pt;
+	char nm[RTE_HASH_NAMESIZE];
+	size_t qsz;
+	uint32_t i;
+
+	n = rte_align32pow2(n);
+	pt->nr_max = n;
+	rte_spinlock_init(&pt->learn_lock);
+	qsz = rte_rcu_qsbr_get_memsize(IPOIB_QSBR_THREADS);
+	pt->qsbr = rte_zmalloc("ipoib_qsbr", qsz, RTE_CACHE_LINE_SIZE);
+	pt->peers = rte_zmalloc("ipoib_peers", (size_t)n * sizeof(*pt->peers),
+				RTE_CACHE_LINE_SIZE);
+	pt->deferred = rte_zmalloc("ipoib_deferred",
+				   (size_t)n * sizeof(*pt->deferred), 0);
+	if (pt->qsbr == NULL || pt->peers == NULL || pt->deferred == NULL)
+		goto fail;
+	if (rte_rcu_qsbr_init(pt->qsbr, IPOIB_QSBR_THREADS) != 0)
+		goto fail;
+	snprintf(nm, sizeof(nm), "ipm_%s", name);
+	pt->mac_hash = ipoib_hash_create(nm, n, RTE_ETHER_ADDR_LEN, pt->qsbr);
+	snprintf(nm, sizeof(nm), "iph_%s", name);
+	pt->hw_hash = ipoib_hash_create(nm, n, IPOIB_HWADDR_LEN, pt->qsbr);
+	snprintf(nm, sizeof(nm), "ipf_%s", name);
+	pt->free = rte_ring_create(nm, n, (int)rte_socket_id(),
+				   RING_F_EXACT_SZ);
+	if (pt->mac_hash == NULL || pt->hw_hash == NULL || pt->free == NULL)
+		goto fail;
+	for (i = 0; i < n; i++) {
+		pt->peers[i].index = i;
+		rte_ring_enqueue(pt->free, (void *)(uintptr_t)i);
+	}
+	return 0;
+fail:
+	IPOIB_LOG(ERR, "%s: cannot create the peer table of %u entries: %s",
+		  name, n, rte_strerror(rte_errno));
+	ipoib_peers_fini(priv);
+	return -ENOMEM;
+}
+
+void
+ipoib_peers_fini(struct ipoib_priv *priv)
+{
+	struct ipoib_peers *pt = &priv->pt;
+	uint32_t i;
+
+	for (i = 0; pt->peers != NULL && i < pt->nr_max; i++) {
+		if (pt->peers[i].ah != NULL)
+			priv->ops->ah_destroy(pt->peers[i].ah);
+		pt->peers[i].ah = NULL;
+	}
+	rte_hash_free(pt->mac_hash);
+	rte_hash_free(pt->hw_hash);
+	rte_ring_free(pt->free);
+	rte_free(pt->deferred);
+	rte_free(pt->peers);
+	rte_free(pt->qsbr);
+	memset(pt, 0, sizeof(*pt));
+}
+
+static inline struct ipoib_peer *
+ipoib_peer_get(struct ipoib_peers *pt, int32_t ret, void *data)
+{
+	struct ipoib_peer *peer;
+
+	if (ret < 0)
+		return NULL;
+	peer = &pt->peers[(uint32_t)(uintptr_t)data];
+	return peer->dead ? NULL : peer;
+}
+
+struct ipoib_peer *
+ipoib_peer_by_mac(struct ipoib_priv *priv, const struct rte_ether_addr *mac)
+{
+	void *data = NULL;
+	int32_t ret = rte_hash_lookup_data(priv->pt.mac_hash, mac, &data);
+
+	return ipoib_peer_get(&priv->pt, ret, data);
+}
+
+struct ipoib_peer *
+ipoib_peer_by_hw(struct ipoib_priv *priv, const struct ipoib_hwaddr *hw)
+{
+	struct ipoib_hwaddr key;
+	void *data = NULL;
+	int32_t ret;
+
+	ipoib_hw_key(&key, hw);
+	ret = rte_hash_lookup_data(priv->pt.hw_hash, &key, &data);
+	return ipoib_peer_get(&priv->pt, ret, data);
+}
+
+/* ARP/ND rewriting: the hardware address behind an emulated MAC. */
+int
+ipoib_peer_resolve(void *arg, const struct rte_ether_addr *mac,
+		   struct ipoib_hwaddr *hw)
+{
+	struct ipoib_peer *peer = ipoib_peer_by_mac(arg, mac);
+
+	if (peer == NULL)
+		return -ENOENT;
+	*hw = peer->hw;
+	return 0;
+}
+
+/* A known peer told us its flags (ARP/ND): connected mode may appear. */
+static void
+ipoib_peer_update_flags(struct ipoib_peer *peer,
+			const struct ipoib_hwaddr *hw)
+{
+	uint32_t st = IPOIB_PEER_UD;
+
+	if (hw->bytes[0] == 0 || hw->bytes[0] == peer->hw.bytes[0])
+		return;
+	peer->hw.bytes[0] = hw->bytes[0];
+	if (hw->bytes[0] & IPOIB_HWADDR_F_RC)
+		__atomic_compare_exchange_n(&peer->state, &st, IPOIB_PEER_NEW,
+					    false, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED);
+}
+
+/* Bind the peer's MAC; a MAC already bound to another peer is a collision,
+ * counted and left as it is: two peers are never merged.
+ */
+static void
+ipoib_peer_bind_mac(struct ipoib_priv *priv, struct ipoib_peer *peer)
+{
+	struct ipoib_peers *pt = &priv->pt;
+	void *data = NULL;
+
+	if (rte_hash_lookup_data(pt->mac_hash, &peer->mac, &data) >= 0) {
+		struct ipoib_peer *other = &pt->peers[(uintptr_t)data];
+
+		other->collided = 1;
+		peer->collided = 1;
+		__atomic_fetch_add(&pt->collisions, 1, __ATOMIC_RELAXED);
+		IPOIB_LOG_RATELIMIT(WARNING, "peers %u and %u derive the same "
+				    "MAC " RTE_ETHER_ADDR_PRT_FMT
+				    "; the second is reachable on receive only",
+				    other->index, peer->index,
+				    RTE_ETHER_ADDR_BYTES(&peer->mac));
+		return;
+	}
+	rte_hash_add_key_data(pt->mac_hash, &peer->mac,
+			      (void *)(uintptr_t)peer->index);
+}
+
+static struct ipoib_peer *
+ipoib_peer_new(struct ipoib_priv *priv, const struct ipoib_hwaddr *hw)
+{
+	struct ipoib_peers *pt = &priv->pt;
+	struct ipoib_ah_attr aa = { .dlid = 0 };
+	struct ipoib_hwaddr key;
+	struct ipoib_peer *peer;
+	void *idx;
+
+	if (rte_ring_dequeue(pt->free, &idx) != 0)
+		return NULL;
+	peer = &pt->peers[(uintptr_t)idx];
+	memcpy(aa.dgid, ipoib_hwaddr_gid(hw), IPOIB_GID_LEN);
+	peer->ah = priv->ops->ah_create(priv->hca, &aa);
+	if (peer->ah == NULL) {
+		rte_ring_enqueue(pt->free, idx);
+		return NULL;
+	}
+	peer->hw = *hw;
+	peer->qpn = ipoib_hwaddr_qpn(hw);
+	ipoib_mac_from_hwaddr(&peer->mac, hw);
+	peer->tx = NULL;
+	peer->rx = NULL;
+	peer->dead = 0;
+	peer->collided = 0;
+	peer->tx_rc_pkts = peer->tx_rc_bytes = 0;
+	peer->tx_ud_pkts = peer->tx_ud_bytes = 0;
+	peer->rx_pkts = peer->rx_bytes = 0;
+	peer->next_retry_ns = 0;
+	peer->backoff_ms = 0;
+	peer->retries = 0;
+	peer->last_active_ns = ipoib_now_ns();
+	peer->sample_pkts = 0;
+	peer->rate = 0;
+	peer->sid_try = 0;
+	peer->state = (hw->bytes[0] & IPOIB_HWADDR_F_RC) ? IPOIB_PEER_NEW :
+							    IPOIB_PEER_UD;
+	ipoib_hw_key(&key, hw);
+	/* the entry is complete before readers can find it */
+	if (rte_hash_add_key_data(pt->hw_hash, &key, idx) < 0) {
+		priv->ops->ah_destroy(peer->ah);
+		peer->ah = NULL;
+		rte_ring_enqueue(pt->free, idx);
+		return NULL;
+	}
+	ipoib_peer_bind_mac(priv, peer);
+	__atomic_fetch_add(&pt->learned, 1, __ATOMIC_RELAXED);
+	return peer;
+}
+
+/*
+ * The peer with hardware address hw, created if new (any lcore). Flags in
+ * hw (from ARP/ND) update those known; a zero flags byte (UD source) does
+ * not.
+ */
+struct ipoib_peer *
+ipoib_peer_learn(struct ipoib_priv *priv, const struct ipoib_hwaddr *hw)
+{
+	struct ipoib_peer *peer = ipoib_peer_by_hw(priv, hw);
+
+	if (peer != NULL) {
+		ipoib_peer_update_flags(peer, hw);
+		return peer;
+	}
+	rte_spinlock_lock(&priv->pt.learn_lock);
+	peer = ipoib_peer_by_hw(priv, hw);	/* another lcore may have */
+	if (peer == NULL)
+		peer = ipoib_peer_new(priv, hw);
+	rte_spinlock_unlock(&priv->pt.learn_lock);
+	if (peer == NULL)
+		__atomic_fetch_add(&priv->pt.learn_fail, 1, __ATOMIC_RELAXED);
+	return peer;
+}
+
+/* Control thread: remove a peer; it is reused after a grace period. */
+void
+ipoib_peer_forget(struct ipoib_priv *priv, struct ipoib_peer *peer)
+{
+	struct ipoib_peers *pt = &priv->pt;
+	struct ipoib_hwaddr key;
+	void *data = NULL;
+
+	rte_spinlock_lock(&pt->learn_lock);
+	peer->dead = 1;
+	ipoib_hw_key(&key, &peer->hw);
+	rte_hash_del_key(pt->hw_hash, &key);
+	if (rte_hash_lookup_data(pt->mac_hash, &peer->mac, &data) >= 0 &&
+	    (uintptr_t)data == peer->index)
+		rte_hash_del_key(pt->mac_hash, &peer->mac);
+	rte_spinlock_unlock(&pt->learn_lock);
+	pt->deferred[pt->nr_deferred].index = peer->index;
+	pt->deferred[pt->nr_deferred].token = rte_rcu_qsbr_start(pt->qsbr);
+	pt->nr_deferred++;
+}
+
+/* Control thread: give back the peers every queue has stopped seeing. */
+void
+ipoib_peers_reclaim(struct ipoib_priv *priv)
+{
+	struct ipoib_peers *pt = &priv->pt;
+	uint32_t i = 0, j;
+
+	while (i < pt->nr_deferred &&
+	       rte_rcu_qsbr_check(pt->qsbr, pt->deferred[i].token, false) == 1) {
+		struct ipoib_peer *peer = &pt->peers[pt->deferred[i].index];
+
+		priv->ops->ah_destroy(peer->ah);
+		peer->ah = NULL;
+		rte_ring_enqueue(pt->free, (void *)(uintptr_t)peer->index);
+		i++;
+	}
+	for (j = 0; i > 0 && j + i < pt->nr_deferred; j++)
+		pt->deferred[j] = pt->deferred[j + i];
+	pt->nr_deferred -= i;
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ */
+
+#ifndef IPOIB_PEER_H
+#define IPOIB_PEER_H
+
+#include <stdint.h>
+
+#include <rte_ether.h>
+#include <rte_hash.h>
+#include <rte_rcu_qsbr.h>
+#include <rte_ring.h>
+#include <rte_spinlock.h>
+
+#include "ipoib_hca.h"
+#include "ipoib_wire.h"
+
+#define IPOIB_PEERS_MIN		16384	/* peer table: at least this */
+/* RCU readers: every rx queue, then every tx queue */
+#define IPOIB_QSBR_THREADS	(2 * 16)
+
+struct ipoib_conn;
+struct ipoib_priv;
+
+/* A peer: a remote IPoIB interface we have heard of. */
+enum ipoib_peer_state {
+	IPOIB_PEER_UD,		/* no connected mode (flag absent) */
+	IPOIB_PEER_NEW,		/* connected mode offered, not tried */
+	IPOIB_PEER_CONNECTING,	/* REQ out; traffic on UD meanwhile */
+	IPOIB_PEER_CONNECTED,	/* tx on RC */
+	IPOIB_PEER_SPILLED,	/* refused or no room: UD, retried later */
+};
+
+struct ipoib_conn;
+
+struct ipoib_peer {
+	/* read by the datapath */
+	uint32_t state;			/* enum ipoib_peer_state, atomic */
+	uint32_t qpn;			/* UD QPN */
+	struct ipoib_hca_ah *ah;
+	struct ipoib_conn *tx;		/* CONNECTED: the active connection */
+	uint32_t tx_mtu;		/* RC: peer's receive MTU - header */
+	uint32_t index;
+	struct ipoib_hwaddr hw;
+	struct rte_ether_addr mac;
+	uint8_t dead;			/* removed, awaiting a grace period */
+	uint8_t collided;		/* another peer has our derived MAC */
+	/* datapath counters: relaxed atomic adds, several queues */
+	uint64_t tx_rc_pkts;
+	uint64_t tx_rc_bytes;
+	uint64_t tx_ud_pkts;
+	uint64_t tx_ud_bytes;
+	uint64_t rx_pkts;
+	uint64_t rx_bytes;
+	/* control thread only */
+	struct ipoib_conn *txc;		/* the active connection, any state */
+	struct ipoib_conn *rx;		/* the passive connection */
+	uint8_t refused;		/* spilled by a REJ or a timeout */
+	uint64_t next_retry_ns;
+	uint32_t backoff_ms;
+	uint32_t retries;
+	uint64_t last_active_ns;
+	uint64_t sample_pkts;		/* packet total at the last sample */
+	uint64_t rate;			/* packets in the last sample period */
+	uint32_t sid_try;		/* which service ID to try next */
+} __rte_cache_aligned;
+
+struct ipoib_peer_deferred {
+	uint32_t index;
+	uint64_t token;
+};
+
+/* The table: MAC -> peer and hardware address -> peer, lock-free reads. */
+struct ipoib_peers {
+	struct rte_hash *mac_hash;
+	struct rte_hash *hw_hash;
+	struct ipoib_peer *peers;
+	uint32_t nr_max;
+	struct rte_ring *free;		/* free peer indices */
+	struct rte_rcu_qsbr *qsbr;
+	rte_spinlock_t learn_lock;	/* writers */
+	struct ipoib_peer_deferred *deferred;	/* removed, in grace */
+	uint32_t nr_deferred;
+	/* counters, any lcore: relaxed atomics */
+	uint64_t learned;
+	uint64_t collisions;
+	uint64_t learn_fail;
+};
+
+int ipoib_peers_init(struct ipoib_priv *priv, const char *name);
+void ipoib_peers_fini(struct ipoib_priv *priv);
+struct ipoib_peer *ipoib_peer_by_mac(struct ipoib_priv *priv,
+				     const struct rte_ether_addr *mac);
+struct ipoib_peer *ipoib_peer_by_hw(struct ipoib_priv *priv,
+				    const struct ipoib_hwaddr *hw);
+struct ipoib_peer *ipoib_peer_learn(struct ipoib_priv *priv,
+				    const struct ipoib_hwaddr *hw);
+void ipoib_peer_forget(struct ipoib_priv *priv, struct ipoib_peer *peer);
+void ipoib_peers_reclaim(struct ipoib_priv *priv);
+int ipoib_peer_resolve(void *arg, const struct rte_ether_addr *mac,
+		       struct ipoib_hwaddr *hw);
+void ipoib_hw_key(struct ipoib_hwaddr *key, const struct ipoib_hwaddr *hw);
+
+#endif /* IPOIB_PEER_H */

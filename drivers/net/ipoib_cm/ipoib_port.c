@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ *
+ * The port's life with its HCA: open at probe, the UD QP (whose QPN is
+ * part of the port's address, hence created once), multicast groups, the
+ * UD receive buffers, close.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_malloc.h>
+
+#include "ipoib_cm.h"
+#include "ipoib_log.h"
+#include "ipoib_rxq.h"
+
+uint64_t
+ipoib_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static const struct ipoib_hca_ops *
+ipoib_transport_ops(enum ipoib_transport_kind kind)
+{
+#ifdef IPOIB_HAVE_VERBS
+	if (kind == IPOIB_TRANSPORT_VERBS)
+		return &ipoib_hca_verbs_ops;
+#endif
+	return kind == IPOIB_TRANSPORT_SHM ? &ipoib_hca_shm_ops : NULL;
+}
+
+/* The index of our P_Key in the port's table, or -1. */
+static int
+ipoib_pkey_index(const struct ipoib_port_attr *attr, uint16_t pkey)
+{
+	uint16_t i;
+
+	for (i = 0; i < attr->npkeys; i++)
+		if ((attr->pkeys[i] & 0x7fff) == (pkey & 0x7fff))
+			return i;
+	return -1;
+}
+
+/* The UD QP, its CQ and its receive buffers: the port's datagram side. */
+static int
+ipoib_ud_open(struct ipoib_priv *priv, const char *name, int pkey_index)
+{
+	const struct ipoib_hca_ops *ops = priv->ops;
+	struct ipoib_ud *ud = &priv->ud;
+	uint32_t bytes = IPOIB_GRH_LEN + priv->attr.ib_mtu;
+	struct ipoib_qp_init qi = {
+		.type = IPOIB_QPT_UD,
+		.max_recv_wr = IPOIB_UD_RING,
+		.max_send_wr = IPOIB_MAX_DESC,
+		.max_recv_sge = 1,
+		.pkey_index = (uint16_t)pkey_index,
+		.qkey = IPOIB_QKEY_DEFAULT,
+		.qp_context = UINT32_MAX,
+	};
+	int ret;
+
+	ret = ipoib_pool_create(priv, &ud->pool, name, "ud",
+				IPOIB_UD_RING + IPOIB_UD_SPARE,
+				RTE_PKTMBUF_HEADROOM + bytes);
+	if (ret < 0)
+		return ret;
+	ret = ipoib_rx_ring_alloc(&ud->ring, &ud->pool, IPOIB_UD_RING, bytes);
+	if (ret < 0)
+		goto fail_pool;
+	ud->cq = ops->cq_create(priv->hca, IPOIB_UD_RING);
+	if (ud->cq == NULL) {
+		ret = -ENOMEM;
+		goto fail_ring;
+	}
+	qi.recv_cq = ud->cq;
+	priv->ud_qp = ops->qp_create(priv->hca, &qi);
+	if (priv->ud_qp == NULL) {
+		ret = -ENOMEM;
+		goto fail_cq;
+	}
+	ret = ops->qp_modify(priv->ud_qp, IPOIB_QPS_RTS);
+	if (ret < 0)
+		goto fail_qp;
+	priv->ud_qpn = ops->qp_num(priv->ud_qp);
+	return 0;
+fail_qp:
+	ops->qp_destroy(priv->ud_qp);
+	priv->ud_qp = NULL;
+fail_cq:
+	ops->cq_destroy(ud->cq);
+	ud->cq = NULL;
+fail_ring:
+	ipoib_rx_ring_free(&ud->ring);
+fail_pool:
+	ipoib_pool_free(priv, &ud->pool);
+	return ret;
+}
+
+/* Flush the UD QP and take back its buffers before destroying it. */
+static void
+ipoib_ud_close(struct ipoib_priv *priv)
+{
+	const struct ipoib_hca_ops *ops = priv->ops;
+	struct ipoib_ud *ud = &priv->ud;
+	unsigned int i;
+
+	if (priv->ud_qp != NULL) {
+		ops->qp_modify(priv->ud_qp, IPOIB_QPS_ERR);
+		ipoib_rx_ring_drain(priv, ud->cq, &ud->ring, IPOIB_WR_UD);
+		if (ops->qp_destroy(priv->ud_qp) < 0)
+			IPOIB_LOG(ERR, "UD QP 0x%06x not destroyed",
+				  priv->ud_qpn);
+		priv->ud_qp = NULL;
+	}
+	for (i = 0; i < priv->nr_mcast; i++)
+		if (priv->mcast[i].ah != NULL)
+			ops->ah_destroy(priv->mcast[i].ah);
+	priv->nr_mcast = 0;
+	if (ud->cq != NULL)
+		ops->cq_destroy(ud->cq);
+	ud->cq = NULL;
+	ipoib_rx_ring_release(&ud->ring);
+	ipoib_pool_free(priv, &ud->pool);
+}
+
+/* The AH to send to a multicast group, made on first use (any lcore). */
+struct ipoib_hca_ah *
+ipoib_mcast_ah(struct ipoib_priv *priv, const uint8_t *mgid)
+{
+	struct ipoib_ah_attr aa = { .multicast = true, .dlid = 0xc000 };
+	unsigned int i, n = __atomic_load_n(&priv->nr_mcast, __ATOMIC_ACQUIRE);
+	struct ipoib_hca_ah *ah = NULL;
+
+	for (i = 0; i < n; i++)
+		if (memcmp(priv->mcast[i].mgid, mgid, IPOIB_GID_LEN) == 0)
+			return priv->mcast[i].ah;
+	rte_spinlock_lock(&priv->mcast_lock);
+	for (i = 0; i < priv->nr_mcast; i++)
+		if (memcmp(priv->mcast[i].mgid, mgid, IPOIB_GID_LEN) == 0)
+			ah = priv->mcast[i].ah;
+	if (ah == NULL && priv->nr_mcast < IPOIB_MCAST_MAX) {
+		memcpy(aa.dgid, mgid, IPOIB_GID_LEN);
+		ah = priv->ops->ah_create(priv->hca, &aa);
+		if (ah != NULL) {
+			struct ipoib_mcast *mc = &priv->mcast[priv->nr_mcast];
+
+			memcpy(mc->mgid, mgid, IPOIB_GID_LEN);
+			mc->ah = ah;
+			/* readers see the entry complete */
+			__atomic_store_n(&priv->nr_mcast, priv->nr_mcast + 1,
+					 __ATOMIC_RELEASE);
+		}
+	}
+	rte_spinlock_unlock(&priv->mcast_lock);
+	return ah;
+}
+
+/* Receive a multicast group on the UD QP. */
+int
+ipoib_mcast_join(struct ipoib_priv *priv, const uint8_t *mgid)
+{
+	int ret = priv->ops->mcast_attach(priv->ud_qp, mgid);
+
+	if (ret < 0)
+		IPOIB_LOG(ERR, "cannot join a multicast group: %s",
+			  strerror(-ret));
+	return ret;
+}
+
+static void
+ipoib_port_log(const struct ipoib_priv *priv, const char *name)
+{
+	const uint8_t *g = priv->attr.gid;
+
+	IPOIB_LOG(INFO, "%s: %s LID %u GID %02x%02x:%02x%02x:%02x%02x:%02x%02x:"
+		  "%02x%02x:%02x%02x:%02x%02x:%02x%02x UD QPN 0x%06x MAC "
+		  RTE_ETHER_ADDR_PRT_FMT " IB MTU %u", name, priv->attr.name,
+		  priv->attr.lid, g[0], g[1], g[2], g[3], g[4], g[5], g[6],
+		  g[7], g[8], g[9], g[10], g[11], g[12], g[13], g[14], g[15],
+		  priv->ud_qpn, RTE_ETHER_ADDR_BYTES(&priv->mac),
+		  priv->attr.ib_mtu);
+}
+
+/* Probe time: open the HCA port, make the UD QP, join broadcast. */
+int
+ipoib_port_open(struct ipoib_priv *priv, const char *name)
+{
+	uint8_t mgid[IPOIB_GID_LEN];
+	int ret, pkey_index;
+
+	priv->ops = ipoib_transport_ops(priv->cfg.transport);
+	if (priv->ops == NULL) {
+		IPOIB_LOG(ERR, "%s: transport=verbs is not built in (rdma-core "
+			  "headers were missing at build time)", name);
+		return -ENOTSUP;
+	}
+	rte_spinlock_init(&priv->mcast_lock);
+	ret = priv->ops->open(&priv->cfg, name, &priv->hca);
+	if (ret < 0) {
+		IPOIB_LOG(ERR, "%s: cannot open the %s transport: %s", name,
+			  priv->ops->name, strerror(-ret));
+		return ret;
+	}
+	priv->ops->query_port(priv->hca, &priv->attr);
+	pkey_index = ipoib_pkey_index(&priv->attr, priv->cfg.pkey);
+	if (pkey_index < 0) {
+		IPOIB_LOG(ERR, "%s: P_Key 0x%04x is not in the port's table",
+			  name, priv->cfg.pkey);
+		ret = -EINVAL;
+		goto fail_hca;
+	}
+	priv->pkey = priv->cfg.pkey | IPOIB_PKEY_FULL;
+	priv->ud_mtu = priv->attr.ib_mtu - IPOIB_HDR_LEN;
+	ret = ipoib_peers_init(priv, name);
+	if (ret < 0)
+		goto fail_hca;
+	ret = ipoib_ud_open(priv, name, pkey_index);
+	if (ret < 0) {
+		IPOIB_LOG(ERR, "%s: cannot create the UD QP: %s", name,
+			  strerror(-ret));
+		goto fail_peers;
+	}
+	/* we always offer connected mode */
+	ipoib_hwaddr_set(&priv->eth.port_hw, IPOIB_HWADDR_F_RC, priv->ud_qpn,
+			 priv->attr.gid);
+	ipoib_mac_from_hwaddr(&priv->mac, &priv->eth.port_hw);
+	priv->eth.port_mac = priv->mac;
+	priv->eth.pkey = priv->pkey;
+	priv->eth.resolve = ipoib_peer_resolve;
+	priv->eth.resolve_arg = priv;
+	ipoib_mgid_bcast(mgid, priv->pkey);
+	ret = ipoib_mcast_join(priv, mgid);
+	if (ret < 0)
+		goto fail_ud;
+	if (priv->ops->addr_publish != NULL)
+		priv->ops->addr_publish(priv->hca, priv->mac.addr_bytes,
+					priv->ud_qpn,
+					priv->eth.port_hw.bytes[0]);
+	ipoib_port_log(priv, name);
+	return 0;
+fail_ud:
+	ipoib_ud_close(priv);
+fail_peers:
+	ipoib_peers_fini(priv);
+fail_hca:
+	priv->ops->close(priv->hca);
+	priv->hca = NULL;
+	return ret;
+}
+
+void
+ipoib_port_close(struct ipoib_priv *priv)
+{
+	if (priv->hca == NULL)
+		return;
+	ipoib_ud_close(priv);
+	ipoib_peers_fini(priv);
+	priv->ops->close(priv->hca);
+	priv->hca = NULL;
+}

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ *
+ * The receive burst for SRQ mode: buffers shared by all connections of the queue.
+ */
+
+#include "ipoib_rx.h"
+
+uint16_t
+ipoib_rx_burst_srq(void *q, struct rte_mbuf **pkts, uint16_t n)
+{
+	return ipoib_rx_burst_tmpl(q, pkts, n, true);
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ */
+
+#ifndef IPOIB_RXQ_H
+#define IPOIB_RXQ_H
+
+/*
+ * Receive buffers: pools in HCA memory, rings of posted WRs (a slot is one
+ * WR: segs mbufs scattered into), and receive queue setup.
+ */
+
+#include "ipoib_cm.h"
+
+#define IPOIB_UD_SPARE		1024	/* UD mbufs the application may hold */
+
+/* mbufs in a non-SRQ connection's pool: its ring and a quarter more,
+ * for what the application holds while the ring is refilled.
+ */
+static inline uint32_t
+ipoib_conn_pool_size(uint32_t nb_desc, uint32_t segs)
+{
+	return (nb_desc + nb_desc / 4) * segs;
+}
+
+int ipoib_pool_create(struct ipoib_priv *priv, struct ipoib_pool *pool,
+		      const char *port, const char *what, uint32_t n,
+		      uint32_t data_room);
+void ipoib_pool_free(struct ipoib_priv *priv, struct ipoib_pool *pool);
+bool ipoib_pool_idle(const struct ipoib_pool *pool);
+
+int ipoib_rx_ring_alloc(struct ipoib_rx_ring *ring, struct ipoib_pool *pool,
+			uint32_t nb_slots, uint32_t bytes);
+/* Free the ring's array; its mbufs must have been released. */
+void ipoib_rx_ring_free(struct ipoib_rx_ring *ring);
+/* The HCA writes there no more: free every mbuf, then the array. */
+void ipoib_rx_ring_release(struct ipoib_rx_ring *ring);
+void ipoib_rx_ring_fill_wr(const struct ipoib_rx_ring *ring, uint32_t slot,
+			   uint64_t wr_id, struct ipoib_recv_wr *wr);
+/* Fill every slot with mbufs and post it to target (an SRQ or a QP). */
+int ipoib_rx_ring_post_all(const struct ipoib_hca_ops *ops,
+			   struct ipoib_rx_ring *ring, enum ipoib_wr_kind kind,
+			   uint32_t conn, void *target);
+/* Poll cq until every posted WR of ring completed (after a flush). */
+void ipoib_rx_ring_drain(struct ipoib_priv *priv, struct ipoib_hca_cq *cq,
+			 struct ipoib_rx_ring *ring, enum ipoib_wr_kind kind);
+/* A completed slot: give its mbufs back to the pool, refill nothing. */
+void ipoib_rx_ring_drop_slot(struct ipoib_rx_ring *ring, uint32_t slot);
+
+/* Receive queue life: setup at configure time, resources at start. */
+int ipoib_rxq_setup(struct rte_eth_dev *dev, uint16_t qid, uint16_t nb_desc,
+		    unsigned int socket, struct rte_mempool *mp);
+void ipoib_rxq_release(struct rte_eth_dev *dev, uint16_t qid);
+int ipoib_rxq_start(struct ipoib_priv *priv, struct ipoib_rxq *rxq);
+void ipoib_rxq_stop(struct ipoib_priv *priv, struct ipoib_rxq *rxq);
+/* Completion queue entries queue qid needs for its connections. */
+uint32_t ipoib_rxq_cqe(const struct ipoib_priv *priv, uint16_t nb_desc);
+/* Bytes of receive buffers one non-SRQ connection posts. */
+uint64_t ipoib_conn_ring_bytes(const struct ipoib_priv *priv,
+			       const struct ipoib_rxq *rxq);
+
+#endif /* IPOIB_RXQ_H */

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ *
+ * Start and stop: the receive mode is chosen here, once, and with it the
+ * rx burst function; queues get their HCA resources; the control thread
+ * runs between the two.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_malloc.h>
+
+#include "ipoib_cm.h"
+#include "ipoib_conn.h"
+#include "ipoib_log.h"
+#include "ipoib_rxq.h"
+#include "ipoib_trigger.h"
+#include "ipoib_tx.h"
+
+#define IPOIB_LOOPBACK_RING	1024
+
+static uint16_t
+ipoib_rx_burst_stopped(void *q, struct rte_mbuf **pkts, uint16_t n)
+{
+	RTE_SET_USED(q);
+	RTE_SET_USED(pkts);
+	RTE_SET_USED(n);
+	return 0;
+}
+
+static uint16_t
+ipoib_tx_burst_stopped(void *q, struct rte_mbuf **pkts, uint16_t n)
+{
+	RTE_SET_USED(q);
+	RTE_SET_USED(pkts);
+	RTE_SET_USED(n);
+	return 0;
+}
+
+void
+ipoib_set_stopped_bursts(struct rte_eth_dev *dev)
+{
+	dev->rx_pkt_burst = ipoib_rx_burst_stopped;
+	dev->tx_pkt_burst = ipoib_tx_burst_stopped;
+}
+
+/* srq=auto|on|off against what the HCA offers. */
+static int
+ipoib_choose_srq(struct ipoib_priv *priv)
+{
+	switch (priv->cfg.srq) {
+	case IPOIB_SRQ_ON:
+		if (!priv->attr.has_srq) {
+			IPOIB_LOG(ERR, "srq=on but %s has no SRQ",
+				  priv->attr.name);
+			return -ENOTSUP;
+		}
+		priv->srq = true;
+		return 0;
+	case IPOIB_SRQ_OFF:
+		priv->srq = false;
+		return 0;
+	default:
+		priv->srq = priv->attr.has_srq;
+		return 0;
+	}
+}
+
+/* The connected-mode buffer follows the MTU; it may need scatter. */
+static int
+ipoib_check_buffers(struct rte_eth_dev *dev, struct ipoib_priv *priv)
+{
+	struct ipoib_rxq *rxq = dev->data->rx_queues[0];
+	uint32_t seg = rte_pktmbuf_data_room_size(rxq->app_mp) -
+		       RTE_PKTMBUF_HEADROOM;
+	uint64_t offloads = dev->data->dev_conf.rxmode.offloads;
+
+	priv->rc_buf = dev->data->mtu + IPOIB_HDR_LEN;
+	if (priv->rc_buf > seg && !(offloads & RTE_ETH_RX_OFFLOAD_SCATTER)) {
+		IPOIB_LOG(ERR, "MTU %u needs %u-byte receive buffers, more than "
+			  "one %u-byte mbuf: enable RTE_ETH_RX_OFFLOAD_SCATTER "
+			  "(testpmd: --enable-scatter)", dev->data->mtu,
+			  priv->rc_buf, seg);
+		return -EINVAL;
+	}
+	if ((priv->rc_buf + seg - 1) / seg > IPOIB_MAX_SGE) {
+		IPOIB_LOG(ERR, "MTU %u in %u-byte mbufs needs more than %u "
+			  "segments", dev->data->mtu, seg, IPOIB_MAX_SGE);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int
+ipoib_start_queues(struct rte_eth_dev *dev, struct ipoib_priv *priv)
+{
+	struct rte_eth_dev_data *data = dev->data;
+	struct ipoib_rxq *rxq0 = data->rx_queues[0];
+	uint16_t q;
+	int ret;
+
+	for (q = 0; q < data->nb_rx_queues; q++) {
+		ret = ipoib_rxq_start(priv, data->rx_queues[q]);
+		if (ret < 0)
+			goto fail;
+		rte_rcu_qsbr_thread_register(priv->pt.qsbr, q);
+		rte_rcu_qsbr_thread_online(priv->pt.qsbr, q);
+	}
+	rxq0->ud_cq = priv->ud.cq;
+	rxq0->ud = &priv->ud.ring;
+	rxq0->loopback = priv->loopback;
+	for (q = 0; q < data->nb_tx_queues; q++) {
+		struct ipoib_txq *txq = data->tx_queues[q];
+
+		txq->post_send = priv->ops->post_send;
+		txq->ud_qp = priv->ud_qp;
+		txq->last_peer = NULL;
+		rte_rcu_qsbr_thread_register(priv->pt.qsbr, txq->qsbr_id);
+		rte_rcu_qsbr_thread_online(priv->pt.qsbr, txq->qsbr_id);
+	}
+	return 0;
+fail:
+	while (q-- > 0)
+		ipoib_rxq_stop(priv, data->rx_queues[q]);
+	return ret;
+}
+
+static void
+ipoib_queues_offline(struct rte_eth_dev *dev, struct ipoib_priv *priv)
+{
+	uint16_t q;
+
+	for (q = 0; q < dev->data->nb_rx_queues; q++)
+		rte_rcu_qsbr_thread_offline(priv->pt.qsbr, q);
+	for (q = 0; q < dev->data->nb_tx_queues; q++)
+		rte_rcu_qsbr_thread_offline(priv->pt.qsbr,
+					    IPOIB_MAX_QUEUES + q);
+}
+
+int
+ipoib_dev_start(struct rte_eth_dev *dev)
+{
+	struct ipoib_priv *priv = dev->data->dev_private;
+	uint16_t q;
+	int ret;
+
+	ret = ipoib_choose_srq(priv);
+	if (ret == 0)
+		ret = ipoib_check_buffers(dev, priv);
+	if (ret < 0)
+		return ret;
+	if (priv->loopback == NULL) {
+		char name[RTE_RING_NAMESIZE];
+
+		snprintf(name, sizeof(name), "iplb_%u", dev->data->port_id);
+		priv->loopback = rte_ring_create(name, IPOIB_LOOPBACK_RING,
+						 (int)rte_socket_id(),
+						 RING_F_SC_DEQ);
+		if (priv->loopback == NULL)
+			return -ENOMEM;
+	}
+	if (priv->ud.ring.outstanding == 0) {
+		ret = ipoib_rx_ring_post_all(priv->ops, &priv->ud.ring,
+					     IPOIB_WR_UD, 0, priv->ud_qp);
+		if (ret < 0)
+			return ret;
+	}
+	ret = ipoib_start_queues(dev, priv);
+	if (ret < 0)
+		return ret;
+	ret = ipoib_ctrl_start(priv);
+	if (ret < 0)
+		goto fail_queues;
+	dev->rx_pkt_burst = priv->srq ? ipoib_rx_burst_srq :
+					ipoib_rx_burst_nosrq;
+	dev->tx_pkt_burst = ipoib_tx_burst;
+	for (q = 0; q < dev->data->nb_rx_queues; q++)
+		dev->data->rx_queue_state[q] = RTE_ETH_QUEUE_STATE_STARTED;
+	for (q = 0; q < dev->data->nb_tx_queues; q++)
+		dev->data->tx_queue_state[q] = RTE_ETH_QUEUE_STATE_STARTED;
+	priv->started = true;
+	dev->data->dev_link.link_status = RTE_ETH_LINK_UP;
+	IPOIB_LOG(INFO, "port %u started: %s receive, MTU %u, %u rx / %u tx "
+		  "queues, max_conns %u", dev->data->port_id,
+		  priv->srq ? "SRQ" : "non-SRQ", dev->data->mtu,
+		  dev->data->nb_rx_queues, dev->data->nb_tx_queues,
+		  priv->cfg.max_conns);
+	return 0;
+fail_queues:
+	ipoib_queues_offline(dev, priv);
+	for (q = 0; q < dev->data->nb_rx_queues; q++)
+		ipoib_rxq_stop(priv, dev->data->rx_queues[q]);
+	return ret;
+}
+
+int
+ipoib_dev_stop(struct rte_eth_dev *dev)
+{
+	struct ipoib_priv *priv = dev->data->dev_private;
+	uint16_t q;
+
+	if (!priv->started)
+		return 0;
+	priv->started = false;
+	dev->data->dev_link.link_status = RTE_ETH_LINK_DOWN;
+	ipoib_set_stopped_bursts(dev);
+	/* no burst runs any more: nothing holds peers or connections */
+	ipoib_queues_offline(dev, priv);
+	ipoib_ctrl_stop(priv);
+	ipoib_peers_reset_pending(priv);
+	for (q = 0; q < dev->data->nb_tx_queues; q++) {
+		ipoib_tx_backlog_purge(dev->data->tx_queues[q]);
+		dev->data->tx_queue_state[q] = RTE_ETH_QUEUE_STATE_STOPPED;
+	}
+	for (q = 0; q < dev->data->nb_rx_queues; q++) {
+		ipoib_rxq_stop(priv, dev->data->rx_queues[q]);
+		dev->data->rx_queue_state[q] = RTE_ETH_QUEUE_STATE_STOPPED;
+	}
+	if (priv->loopback != NULL) {
+		struct rte_mbuf *m;
+
+		while (rte_ring_dequeue(priv->loopback, (void **)&m) == 0)
+			rte_pktmbuf_free(m);
+	}
+	return 0;
+}

@@ -1,0 +1,541 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ *
+ * Connection management on the shm fabric: REQ, REP, REJ, RTU, DREQ and
+ * DREP as real messages through each port's CM mailbox, with the response
+ * timeouts and retries of IBTA chapter 12 (ib_cm's behaviour as librdmacm
+ * users see it). All of it runs in the port owner's control thread.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shm_internal.h"
+#include "shm_log.h"
+
+enum shm_cm_state {
+	SHM_CMS_REQ_SENT,
+	SHM_CMS_REQ_RCVD,
+	SHM_CMS_REP_SENT,
+	SHM_CMS_REP_RCVD,
+	SHM_CMS_ESTABLISHED,
+	SHM_CMS_DREQ_SENT,
+	SHM_CMS_DONE,
+};
+
+struct shm_cm_id {
+	struct shm_port *port;
+	enum shm_cm_state state;
+	uint32_t local_id;
+	uint32_t remote_id;
+	uint32_t remote_port;
+	uint32_t remote_qpn;
+	uint16_t remote_lid;
+	uint16_t pkey;
+	uint8_t remote_gid[SHM_GID_LEN];
+	uint64_t service_id;
+	void *context;
+	struct shm_qp *qp;
+	uint8_t rnr_retry;
+	uint8_t max_retries;
+	uint8_t retries;
+	uint64_t deadline_ns;	/* 0: no timer */
+	struct shm_cm_msg last;	/* resent on timeout */
+};
+
+#define SHM_CM_TIMEOUT_NS	(SHM_CM_TIMEOUT_MS * 1000000ULL)
+
+static int
+shm_cm_track(struct shm_port *p, struct shm_cm_id *id)
+{
+	if (p->nr_ids == p->cap_ids) {
+		unsigned int cap = p->cap_ids ? p->cap_ids * 2 : 64;
+		void *n = realloc(p->ids, cap * sizeof(*p->ids));
+
+		if (n == NULL)
+			return -ENOMEM;
+		p->ids = n;
+		p->cap_ids = cap;
+	}
+	p->ids[p->nr_ids++] = id;
+	return 0;
+}
+
+static struct shm_cm_id *
+shm_cm_id_new(struct shm_port *p, enum shm_cm_state state)
+{
+	struct shm_cm_id *id = calloc(1, sizeof(*id));
+
+	if (id == NULL)
+		return NULL;
+	id->port = p;
+	id->state = state;
+	do {
+		id->local_id = ++p->f->cm_next_id;
+	} while (id->local_id == 0);
+	if (shm_cm_track(p, id) < 0) {
+		free(id);
+		return NULL;
+	}
+	return id;
+}
+
+static struct shm_cm_id *
+shm_cm_find_local(struct shm_port *p, uint32_t local_id)
+{
+	unsigned int i;
+
+	for (i = 0; i < p->nr_ids; i++)
+		if (p->ids[i]->local_id == local_id)
+			return p->ids[i];
+	return NULL;
+}
+
+static struct shm_cm_id *
+shm_cm_find_remote(struct shm_port *p, uint32_t port, uint32_t remote_id)
+{
+	unsigned int i;
+
+	for (i = 0; i < p->nr_ids; i++)
+		if (p->ids[i]->remote_port == port &&
+		    p->ids[i]->remote_id == remote_id)
+			return p->ids[i];
+	return NULL;
+}
+
+/*
+ * Put a message in the mailbox of port dst. Lost messages (full mailbox,
+ * port gone, fault injection) are what retries are for.
+ */
+static void
+shm_cm_post(struct shm_port *p, uint32_t dst, struct shm_cm_msg *msg)
+{
+	struct shm_fabric *f = p->f;
+	struct shm_port_ent *dp;
+	struct shm_cm_ring *ring;
+	struct shm_cm_msg *slot;
+	uint64_t t;
+
+	if (dst >= SHM_MAX_PORTS)
+		return;
+	dp = &f->hdr->ports[dst];
+	if (shm_load(&dp->state) != SHM_PORT_ACTIVE)
+		return;
+	if ((shm_load(&dp->fault_cm_drop_mask) & (1u << msg->type)) ||
+	    shm_fault_drop(shm_load(&dp->fault_drop_ppm))) {
+		shm_add(&dp->cnt_fault_drops, 1);
+		return;
+	}
+	ring = shm_arena_ptr(f, dp->proc, dp->cm_ring_off);
+	if (ring == NULL)
+		return;
+	t = shm_load(&ring->tail);
+	do {
+		if (t - shm_load(&ring->head) >= SHM_CM_RING)
+			return;	/* full: dropped */
+	} while (!__atomic_compare_exchange_n(&ring->tail, &t, t + 1, false,
+					      __ATOMIC_ACQ_REL,
+					      __ATOMIC_ACQUIRE));
+	msg->src_port = p->index;
+	msg->src_lid = p->ent->lid;
+	memcpy(msg->src_gid, p->ent->gid, SHM_GID_LEN);
+	msg->deliver_ns = shm_now_ns() +
+		shm_load(&dp->fault_cm_delay_ms) * 1000000ULL;
+	slot = &ring->msg[t % SHM_CM_RING];
+	memcpy((uint8_t *)slot + sizeof(slot->seq),
+	       (uint8_t *)msg + sizeof(msg->seq),
+	       sizeof(*msg) - sizeof(msg->seq));
+	shm_store(&slot->seq, t + 1);	/* pairs with shm_cm_poll() */
+}
+
+/* Send the id's message and (for those that expect an answer) time it. */
+static void
+shm_cm_send(struct shm_cm_id *id, uint8_t type, bool timed)
+{
+	id->last.type = type;
+	id->last.local_id = id->local_id;
+	id->last.remote_id = id->remote_id;
+	shm_cm_post(id->port, id->remote_port, &id->last);
+	id->retries = 0;
+	id->deadline_ns = timed ? shm_now_ns() + SHM_CM_TIMEOUT_NS : 0;
+}
+
+/* Answer a message no id owns (REJ to a REQ, DREP to a DREQ). */
+static void
+shm_cm_reply(struct shm_port *p, const struct shm_cm_msg *in, uint8_t type,
+	     uint16_t reason)
+{
+	struct shm_cm_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = type;
+	m.reason = reason;
+	m.remote_id = in->local_id;
+	m.service_id = in->service_id;
+	shm_cm_post(p, in->src_port, &m);
+}
+
+static void
+shm_cm_event_fill(struct shm_cm_event *ev, enum shm_cm_event_type type,
+		  struct shm_cm_id *id)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->type = type;
+	ev->id = id;
+	ev->port = id->port;
+	ev->context = id->context;
+	ev->service_id = id->service_id;
+	memcpy(ev->remote_gid, id->remote_gid, SHM_GID_LEN);
+	ev->remote_lid = id->remote_lid;
+	ev->remote_qpn = id->remote_qpn;
+	ev->pkey = id->pkey;
+}
+
+static void
+shm_cm_event_priv(struct shm_cm_event *ev, const struct shm_cm_msg *m)
+{
+	ev->priv_len = m->priv_len;
+	memcpy(ev->priv, m->priv, m->priv_len);
+	ev->reason = m->reason;
+}
+
+static bool
+shm_cm_listening(const struct shm_port *p, uint64_t service_id)
+{
+	unsigned int i;
+
+	for (i = 0; i < p->nr_listen; i++)
+		if (p->listen[i] == service_id)
+			return true;
+	return false;
+}
+
+static bool
+shm_cm_pkey_ok(const struct shm_port *p, uint16_t pkey)
+{
+	uint16_t i;
+
+	for (i = 0; i < p->ent->npkeys; i++)
+		if ((p->ent->pkeys[i] & 0x7fff) == (pkey & 0x7fff))
+			return true;
+	return false;
+}
+
+/* A REQ: a new passive id, a duplicate, or a refusal. */
+static bool
+shm_cm_rx_req(struct shm_port *p, const struct shm_cm_msg *m,
+	      struct shm_cm_event *ev)
+{
+	struct shm_cm_id *id = shm_cm_find_remote(p, m->src_port, m->local_id);
+	int32_t rej_after = shm_load(&p->ent->fault_rej_after);
+
+	if (id != NULL) {	/* our REP was lost: say it again */
+		if (id->state == SHM_CMS_REP_SENT)
+			shm_cm_post(p, id->remote_port, &id->last);
+		return false;
+	}
+	if (!shm_cm_listening(p, m->service_id)) {
+		shm_cm_reply(p, m, SHM_CM_MSG_REJ, 8);	/* invalid SID */
+		return false;
+	}
+	if (!shm_cm_pkey_ok(p, m->pkey) ||
+	    (rej_after >= 0 &&
+	     shm_load(&p->ent->nr_rc_conn) >= (uint32_t)rej_after)) {
+		shm_cm_reply(p, m, SHM_CM_MSG_REJ, 3);	/* no resources */
+		return false;
+	}
+	id = shm_cm_id_new(p, SHM_CMS_REQ_RCVD);
+	if (id == NULL) {
+		shm_cm_reply(p, m, SHM_CM_MSG_REJ, 3);
+		return false;
+	}
+	id->remote_id = m->local_id;
+	id->remote_port = m->src_port;
+	id->remote_qpn = m->qpn;
+	id->remote_lid = m->src_lid;
+	memcpy(id->remote_gid, m->src_gid, SHM_GID_LEN);
+	id->pkey = m->pkey;
+	id->service_id = m->service_id;
+	id->rnr_retry = m->rnr_retry;
+	id->max_retries = m->max_cm_retries;
+	shm_cm_event_fill(ev, SHM_CM_REQ_RCVD, id);
+	shm_cm_event_priv(ev, m);
+	return true;
+}
+
+/* REP, RTU, REJ, DREQ, DREP: for an id of ours. */
+static bool
+shm_cm_rx_reply(struct shm_port *p, const struct shm_cm_msg *m,
+		struct shm_cm_event *ev)
+{
+	struct shm_cm_id *id = shm_cm_find_local(p, m->remote_id);
+
+	if (id == NULL) {
+		if (m->type == SHM_CM_MSG_DREQ)
+			shm_cm_reply(p, m, SHM_CM_MSG_DREP, 0);
+		return false;
+	}
+	switch (m->type) {
+	case SHM_CM_MSG_REP:
+		if (id->state == SHM_CMS_ESTABLISHED) {	/* RTU lost */
+			shm_cm_post(p, id->remote_port, &id->last);
+			return false;
+		}
+		if (id->state != SHM_CMS_REQ_SENT)
+			return false;
+		id->state = SHM_CMS_REP_RCVD;
+		id->deadline_ns = 0;
+		id->remote_id = m->local_id;
+		id->remote_qpn = m->qpn;
+		shm_cm_event_fill(ev, SHM_CM_REP_RCVD, id);
+		shm_cm_event_priv(ev, m);
+		return true;
+	case SHM_CM_MSG_RTU:
+		if (id->state != SHM_CMS_REP_SENT ||
+		    shm_qp_connect(id->qp, id->remote_qpn, id->rnr_retry,
+				   SHM_QPS_RTS) < 0)
+			return false;
+		id->state = SHM_CMS_ESTABLISHED;
+		id->deadline_ns = 0;
+		shm_cm_event_fill(ev, SHM_CM_ESTABLISHED, id);
+		return true;
+	case SHM_CM_MSG_REJ:
+		if (id->state != SHM_CMS_REQ_SENT &&
+		    id->state != SHM_CMS_REP_SENT &&
+		    id->state != SHM_CMS_REP_RCVD)
+			return false;
+		id->state = SHM_CMS_DONE;
+		id->deadline_ns = 0;
+		shm_cm_event_fill(ev, SHM_CM_REJ_RCVD, id);
+		shm_cm_event_priv(ev, m);
+		return true;
+	case SHM_CM_MSG_DREQ:
+		shm_cm_reply(p, m, SHM_CM_MSG_DREP, 0);
+		if (id->state != SHM_CMS_ESTABLISHED &&
+		    id->state != SHM_CMS_REP_SENT &&
+		    id->state != SHM_CMS_DREQ_SENT)
+			return false;
+		id->state = SHM_CMS_DONE;
+		id->deadline_ns = 0;
+		shm_cm_event_fill(ev, SHM_CM_DREQ_RCVD, id);
+		return true;
+	case SHM_CM_MSG_DREP:
+		if (id->state != SHM_CMS_DREQ_SENT)
+			return false;
+		id->state = SHM_CMS_DONE;
+		id->deadline_ns = 0;
+		shm_cm_event_fill(ev, SHM_CM_DISCONNECTED, id);
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Handle one received message; true when it made an event. */
+static bool
+shm_cm_rx(struct shm_port *p, const struct shm_cm_msg *m,
+	  struct shm_cm_event *ev)
+{
+	if (m->type < SHM_CM_MSG_REQ || m->type > SHM_CM_MSG_DREP ||
+	    m->priv_len > SHM_CM_PRIV_MAX || m->src_port >= SHM_MAX_PORTS) {
+		shm_add(&p->ent->cnt_cm_drops, 1);
+		return false;
+	}
+	if (m->type == SHM_CM_MSG_REQ)
+		return shm_cm_rx_req(p, m, ev);
+	return shm_cm_rx_reply(p, m, ev);
+}
+
+/* A response timeout: resend, or give up with an event. */
+static bool
+shm_cm_timeout(struct shm_cm_id *id, uint64_t now, struct shm_cm_event *ev)
+{
+	if (id->retries < id->max_retries) {
+		id->retries++;
+		id->port->cm_retries++;
+		shm_cm_post(id->port, id->remote_port, &id->last);
+		id->deadline_ns = now + SHM_CM_TIMEOUT_NS;
+		return false;
+	}
+	id->deadline_ns = 0;
+	if (id->state == SHM_CMS_DREQ_SENT) {
+		id->state = SHM_CMS_DONE;
+		shm_cm_event_fill(ev, SHM_CM_DISCONNECTED, id);
+		return true;
+	}
+	id->state = SHM_CMS_DONE;
+	shm_cm_event_fill(ev, SHM_CM_TIMEOUT, id);
+	ev->reason = 4;		/* IBTA: timeout */
+	return true;
+}
+
+int
+shm_cm_poll(struct shm_port *p, struct shm_cm_event *ev, int n)
+{
+	struct shm_cm_ring *ring = p->cm;
+	uint64_t now = shm_now_ns();
+	unsigned int i;
+	int k = 0;
+
+	while (k < n) {
+		uint64_t h = ring->head;
+		struct shm_cm_msg *m = &ring->msg[h % SHM_CM_RING];
+		struct shm_cm_msg copy;
+
+		if (shm_load(&m->seq) != h + 1 || m->deliver_ns > now)
+			break;
+		copy = *m;
+		shm_store(&ring->head, h + 1);
+		if (shm_cm_rx(p, &copy, &ev[k]))
+			k++;
+	}
+	for (i = 0; i < p->nr_ids && k < n; i++) {
+		struct shm_cm_id *id = p->ids[i];
+
+		if (id->deadline_ns != 0 && now >= id->deadline_ns &&
+		    shm_cm_timeout(id, now, &ev[k]))
+			k++;
+	}
+	return k;
+}
+
+int
+shm_cm_listen(struct shm_port *p, uint64_t service_id)
+{
+	void *n;
+
+	if (shm_cm_listening(p, service_id))
+		return -EADDRINUSE;
+	n = realloc(p->listen, (p->nr_listen + 1) * sizeof(*p->listen));
+	if (n == NULL)
+		return -ENOMEM;
+	p->listen = n;
+	p->listen[p->nr_listen++] = service_id;
+	return 0;
+}
+
+int
+shm_cm_connect(struct shm_port *p, const struct shm_cm_req *req,
+	       struct shm_cm_id **idp)
+{
+	int dst = shm_port_find_gid(p->f, req->dgid);
+	struct shm_cm_id *id;
+
+	if (dst < 0)
+		return -EHOSTUNREACH;
+	if (req->qp == NULL || req->qp->type != SHM_QPT_RC ||
+	    req->priv_len > SHM_CM_PRIV_MAX)
+		return -EINVAL;
+	id = shm_cm_id_new(p, SHM_CMS_REQ_SENT);
+	if (id == NULL)
+		return -ENOMEM;
+	id->remote_port = (uint32_t)dst;
+	memcpy(id->remote_gid, req->dgid, SHM_GID_LEN);
+	id->remote_lid = p->f->hdr->ports[dst].lid;
+	id->service_id = req->service_id;
+	id->context = req->context;
+	id->qp = req->qp;
+	id->pkey = req->qp->ent->pkey;
+	id->rnr_retry = req->rnr_retry_count;
+	id->max_retries = req->max_cm_retries;
+	memset(&id->last, 0, sizeof(id->last));
+	id->last.service_id = req->service_id;
+	id->last.qpn = req->qp->qpn;
+	id->last.pkey = id->pkey;
+	id->last.rnr_retry = req->rnr_retry_count;
+	id->last.retry_count = req->retry_count;
+	id->last.resp_res = req->responder_resources;
+	id->last.max_cm_retries = req->max_cm_retries;
+	id->last.priv_len = req->priv_len;
+	memcpy(id->last.priv, req->priv, req->priv_len);
+	shm_cm_send(id, SHM_CM_MSG_REQ, true);
+	*idp = id;
+	return 0;
+}
+
+int
+shm_cm_accept(struct shm_cm_id *id, struct shm_qp *qp, void *context,
+	      const uint8_t *priv, uint8_t priv_len)
+{
+	int ret;
+
+	if (id->state != SHM_CMS_REQ_RCVD || qp->type != SHM_QPT_RC ||
+	    priv_len > SHM_CM_PRIV_MAX)
+		return -EINVAL;
+	ret = shm_qp_connect(qp, id->remote_qpn, id->rnr_retry, SHM_QPS_RTR);
+	if (ret < 0)
+		return ret;
+	id->qp = qp;
+	id->context = context;
+	memset(&id->last, 0, sizeof(id->last));
+	id->last.service_id = id->service_id;
+	id->last.qpn = qp->qpn;
+	id->last.pkey = id->pkey;
+	id->last.priv_len = priv_len;
+	memcpy(id->last.priv, priv, priv_len);
+	id->state = SHM_CMS_REP_SENT;
+	shm_cm_send(id, SHM_CM_MSG_REP, true);
+	return 0;
+}
+
+int
+shm_cm_rtu(struct shm_cm_id *id)
+{
+	int ret;
+
+	if (id->state != SHM_CMS_REP_RCVD)
+		return -EINVAL;
+	ret = shm_qp_connect(id->qp, id->remote_qpn, id->rnr_retry,
+			     SHM_QPS_RTS);
+	if (ret < 0)
+		return ret;
+	memset(&id->last, 0, sizeof(id->last));
+	id->state = SHM_CMS_ESTABLISHED;
+	shm_cm_send(id, SHM_CM_MSG_RTU, false);
+	return 0;
+}
+
+int
+shm_cm_reject(struct shm_cm_id *id, uint16_t reason, const uint8_t *priv,
+	      uint8_t priv_len)
+{
+	if ((id->state != SHM_CMS_REQ_RCVD && id->state != SHM_CMS_REP_RCVD) ||
+	    priv_len > SHM_CM_PRIV_MAX)
+		return -EINVAL;
+	memset(&id->last, 0, sizeof(id->last));
+	id->last.reason = reason;
+	id->last.priv_len = priv_len;
+	memcpy(id->last.priv, priv, priv_len);
+	id->state = SHM_CMS_DONE;
+	shm_cm_send(id, SHM_CM_MSG_REJ, false);
+	return 0;
+}
+
+int
+shm_cm_disconnect(struct shm_cm_id *id)
+{
+	if (id->state != SHM_CMS_ESTABLISHED && id->state != SHM_CMS_REP_SENT)
+		return -EINVAL;
+	memset(&id->last, 0, sizeof(id->last));
+	id->state = SHM_CMS_DREQ_SENT;
+	if (id->max_retries == 0)
+		id->max_retries = 3;
+	shm_cm_send(id, SHM_CM_MSG_DREQ, true);
+	return 0;
+}
+
+void
+shm_cm_destroy(struct shm_cm_id *id)
+{
+	struct shm_port *p = id->port;
+	unsigned int i;
+
+	for (i = 0; i < p->nr_ids; i++) {
+		if (p->ids[i] == id) {
+			p->ids[i] = p->ids[--p->nr_ids];
+			break;
+		}
+	}
+	free(id);
+}

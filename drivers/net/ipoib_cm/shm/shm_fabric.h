@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ */
+
+#ifndef SHM_FABRIC_H
+#define SHM_FABRIC_H
+
+/*
+ * The shm fabric: a software InfiniBand subnet in POSIX shared memory.
+ *
+ * A fabric is a shared memory object /ipoibcm.<name> (mode 0600) holding
+ * the directory of the subnet: attached processes, ports (GUID, GID, LID,
+ * P_Keys), queue pairs and multicast groups. Every attached process owns an
+ * arena object /ipoibcm.<name>.<proc>.<gen> from which it allocates its
+ * queues (CQs, receive queues, SRQs, CM mailboxes) and its receive buffers;
+ * peers map arenas on first use. A send copies the payload once, from the
+ * sender's memory into the receiver's posted buffer, and publishes a
+ * completion on the receiver's CQ: no locks and no system calls on that
+ * path. Directory changes take the fabric's robust process-shared mutex.
+ *
+ * This library does not depend on EAL: the driver and the peer emulator
+ * both use it. All functions return 0 or a negative errno unless said.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#define SHM_FABRIC_NAME_MAX	31
+#define SHM_GID_LEN		16
+#define SHM_GRH_LEN		40
+#define SHM_PKEY_TABLE_LEN	16
+#define SHM_MAX_SGE		34
+#define SHM_CM_PRIV_MAX		92
+#define SHM_MCAST_QPN		0xffffff
+
+/* Fabric-wide limits (compile time; the directory is sized by them). */
+#define SHM_MAX_PROCS		64
+#define SHM_MAX_PORTS		16384
+#define SHM_MAX_QPS		65536
+#define SHM_MAX_MCGS		64
+#define SHM_MCG_MAX_MEMBERS	16384
+
+/* Per-port limits when the port configuration leaves them at 0. */
+#define SHM_DEF_MAX_QP		16384
+#define SHM_DEF_MAX_QP_WR	16384
+#define SHM_DEF_MAX_SRQ_WR	32768
+#define SHM_DEF_MAX_CQE		262144
+
+/* How fast a dead process is noticed: liveness scan period. */
+#define SHM_JANITOR_PERIOD_MS	100
+/* CM response timeout for one try, and RNR retry timer. */
+#define SHM_CM_TIMEOUT_MS	100
+#define SHM_RNR_TIMER_MS	10
+
+struct shm_fabric;	/* this process's attachment to one fabric */
+struct shm_port;	/* a port this process owns */
+struct shm_cq;
+struct shm_rq;		/* a QP's own receive queue, or an SRQ */
+struct shm_qp;
+struct shm_cm_id;
+
+struct shm_port_conf {
+	uint64_t guid;			/* 0: derived from the name */
+	const char *name;		/* for the derivation and the logs */
+	uint16_t ib_mtu;
+	uint16_t npkeys;
+	uint16_t pkeys[SHM_PKEY_TABLE_LEN];
+	uint32_t max_qp;		/* 0: default */
+	uint32_t max_srq_wr;
+	uint32_t max_cqe;
+};
+
+struct shm_port_info {
+	uint64_t guid;
+	uint8_t gid[SHM_GID_LEN];
+	uint16_t lid;
+	uint16_t ib_mtu;
+	bool active;
+	uint32_t index;			/* port index in the fabric */
+	uint32_t max_qp, max_qp_wr, max_srq_wr, max_cqe;
+	uint16_t npkeys;
+	uint16_t pkeys[SHM_PKEY_TABLE_LEN];
+};
+
+/* Memory posted buffers may live in: part of this process's arena. */
+struct shm_mem {
+	void *addr;
+	size_t len;
+	uint32_t lkey;
+};
+
+struct shm_sge {
+	uint64_t addr;			/* virtual address in this process */
+	uint32_t length;
+	uint32_t lkey;
+};
+
+enum shm_qp_type {
+	SHM_QPT_RC,
+	SHM_QPT_UD,
+};
+
+enum shm_qp_state {
+	SHM_QPS_FREE,
+	SHM_QPS_INIT,
+	SHM_QPS_RTR,
+	SHM_QPS_RTS,
+	SHM_QPS_ERR,
+};
+
+enum shm_wc_status {
+	SHM_WC_SUCCESS = 0,
+	SHM_WC_LOC_LEN_ERR,
+	SHM_WC_WR_FLUSH_ERR,
+	SHM_WC_GENERAL_ERR,
+};
+
+#define SHM_WC_GRH	0x1
+
+struct shm_wc {
+	uint64_t wr_id;
+	uint32_t byte_len;
+	uint32_t qp_num;
+	uint32_t src_qp;
+	uint32_t qp_context;
+	uint16_t slid;
+	uint8_t status;
+	uint8_t wc_flags;
+};
+
+struct shm_qp_conf {
+	enum shm_qp_type type;
+	struct shm_cq *recv_cq;
+	struct shm_rq *srq;		/* NULL: own receive queue */
+	uint32_t max_recv_wr;
+	uint32_t max_recv_sge;
+	uint16_t pkey_index;
+	uint32_t qkey;
+	uint32_t qp_context;
+};
+
+/* Where a UD message goes: resolved once, like an address handle. */
+struct shm_ah {
+	uint32_t port;			/* destination port index */
+	uint16_t dlid;
+	uint8_t dgid[SHM_GID_LEN];
+	bool multicast;			/* dgid is an MGID */
+};
+
+struct shm_send {
+	const struct iovec *iov;	/* the message, gathered */
+	uint16_t iovcnt;
+	const struct shm_ah *ah;	/* UD */
+	uint32_t remote_qpn;		/* UD */
+	uint32_t remote_qkey;		/* UD */
+};
+
+/* Fabric attachment and ports. */
+int shm_fabric_attach(const char *name, struct shm_fabric **f);
+void shm_fabric_detach(struct shm_fabric *f);
+const char *shm_fabric_name(const struct shm_fabric *f);
+/* Remove a fabric's objects that no live process uses any more. */
+int shm_fabric_unlink_stale(const char *name);
+
+int shm_port_open(struct shm_fabric *f, const struct shm_port_conf *conf,
+		  struct shm_port **p);
+void shm_port_close(struct shm_port *p);
+void shm_port_query(const struct shm_port *p, struct shm_port_info *info);
+int shm_port_set_state(struct shm_port *p, bool active);
+struct shm_fabric *shm_port_fabric(const struct shm_port *p);
+
+/*
+ * Address records: a port publishes a 6-byte link-layer address (the
+ * driver's emulated MAC) with its UD QPN and flags; resolve finds the
+ * 20-byte hardware address (flags, QPN, GID) that published mac.
+ */
+void shm_port_publish(struct shm_port *p, const uint8_t *mac, uint32_t qpn,
+		      uint8_t flags);
+int shm_addr_resolve(struct shm_fabric *f, const uint8_t *mac,
+		     uint8_t *hwaddr);
+
+/* Find a port by GID (unicast): fills ah; -ENOENT when absent. */
+int shm_ah_resolve(struct shm_fabric *f, const uint8_t *gid, uint16_t dlid,
+		   struct shm_ah *ah);
+
+/* Receive buffer memory, in this process's arena. */
+int shm_mem_alloc(struct shm_fabric *f, size_t len, struct shm_mem *mem);
+void shm_mem_free(struct shm_fabric *f, struct shm_mem *mem);
+
+/* Completion queues: many producers (senders), one consumer. */
+struct shm_cq *shm_cq_create(struct shm_port *p, uint32_t cqe);
+int shm_cq_destroy(struct shm_cq *cq);
+uint16_t shm_cq_poll(struct shm_cq *cq, struct shm_wc *wc, uint16_t n);
+
+/* Shared receive queues. */
+struct shm_rq *shm_srq_create(struct shm_port *p, uint32_t max_wr,
+			      uint32_t max_sge, uint32_t limit);
+int shm_srq_destroy(struct shm_rq *srq);
+int shm_srq_arm(struct shm_rq *srq, uint32_t limit);
+uint32_t shm_rq_posted(const struct shm_rq *rq);
+
+/* Post n receive WRs (wr_id + scatter list); returns how many. */
+uint16_t shm_rq_post(struct shm_rq *rq, const uint64_t *wr_id,
+		     const struct shm_sge *const *sgl, const uint16_t *nsge,
+		     uint16_t n);
+
+struct shm_qp *shm_qp_create(struct shm_port *p,
+			     const struct shm_qp_conf *conf);
+int shm_qp_destroy(struct shm_qp *qp);
+uint32_t shm_qp_num(const struct shm_qp *qp);
+struct shm_rq *shm_qp_rq(struct shm_qp *qp);
+enum shm_qp_state shm_qp_state(const struct shm_qp *qp);
+/* INIT -> RTS for UD; any -> ERR (posted receives complete flushed). */
+int shm_qp_modify(struct shm_qp *qp, enum shm_qp_state state);
+/*
+ * Send n messages. Returns how many were sent (in order). A UD message
+ * that cannot be delivered is dropped and counted, as on a wire; an RC
+ * message whose receiver has no posted buffer stops the batch (RNR) and is
+ * retried by the caller; when RNR lasts longer than the QP's RNR retry
+ * budget the QP goes to error and returns what it could not send.
+ */
+uint16_t shm_qp_post_send(struct shm_qp *qp, const struct shm_send *wr,
+			  uint16_t n);
+
+int shm_mcast_attach(struct shm_qp *qp, const uint8_t *mgid);
+int shm_mcast_detach(struct shm_qp *qp, const uint8_t *mgid);
+
+/* Connection management: real messages with timeouts and retries. */
+enum shm_cm_event_type {
+	SHM_CM_REQ_RCVD,
+	SHM_CM_REP_RCVD,
+	SHM_CM_ESTABLISHED,
+	SHM_CM_REJ_RCVD,
+	SHM_CM_TIMEOUT,
+	SHM_CM_DREQ_RCVD,
+	SHM_CM_DISCONNECTED,
+};
+
+struct shm_cm_event {
+	enum shm_cm_event_type type;
+	struct shm_cm_id *id;
+	struct shm_port *port;
+	void *context;
+	uint64_t service_id;
+	uint8_t remote_gid[SHM_GID_LEN];
+	uint16_t remote_lid;
+	uint32_t remote_qpn;
+	uint16_t pkey;
+	uint16_t reason;
+	uint8_t priv_len;
+	uint8_t priv[SHM_CM_PRIV_MAX];
+};
+
+struct shm_cm_req {
+	uint64_t service_id;
+	const uint8_t *dgid;
+	struct shm_qp *qp;		/* RC, INIT */
+	void *context;
+	uint8_t retry_count;
+	uint8_t rnr_retry_count;	/* 7: retry for ever */
+	uint8_t max_cm_retries;
+	uint8_t responder_resources;
+	uint8_t priv_len;
+	const uint8_t *priv;
+};
+
+int shm_cm_listen(struct shm_port *p, uint64_t service_id);
+int shm_cm_connect(struct shm_port *p, const struct shm_cm_req *req,
+		   struct shm_cm_id **id);
+int shm_cm_accept(struct shm_cm_id *id, struct shm_qp *qp, void *context,
+		  const uint8_t *priv, uint8_t priv_len);
+int shm_cm_rtu(struct shm_cm_id *id);
+int shm_cm_reject(struct shm_cm_id *id, uint16_t reason,
+		  const uint8_t *priv, uint8_t priv_len);
+int shm_cm_disconnect(struct shm_cm_id *id);
+void shm_cm_destroy(struct shm_cm_id *id);
+/* Progress messages and timers of port p; up to n events. */
+int shm_cm_poll(struct shm_port *p, struct shm_cm_event *ev, int n);
+
+/* Asynchronous events. */
+enum shm_async_type {
+	SHM_EV_QP_FATAL,
+	SHM_EV_SRQ_LIMIT,
+	SHM_EV_PORT_ACTIVE,
+	SHM_EV_PORT_DOWN,
+};
+
+struct shm_async_event {
+	enum shm_async_type type;
+	uint32_t qp_num;
+	uint32_t qp_context;
+	struct shm_rq *srq;
+};
+
+/* Also runs the fabric janitor (dead processes) when its period is due. */
+int shm_async_poll(struct shm_port *p, struct shm_async_event *ev, int n);
+
+/* Counters of what the fabric dropped or refused for a port. */
+struct shm_port_counters {
+	uint64_t rnr_naks;		/* RC sends refused: no posted buffer */
+	uint64_t ud_no_wr;		/* UD to this port dropped: no buffer */
+	uint64_t pkey_drops;		/* UD to this port: P_Key mismatch */
+	uint64_t qkey_drops;		/* UD to this port: Q_Key mismatch */
+	uint64_t len_errs;		/* to this port: longer than buffer */
+	uint64_t fault_drops;		/* dropped by fault injection */
+	uint64_t cm_retries;		/* CM messages resent on timeout */
+	uint64_t cm_drops;		/* CM messages malformed or unknown */
+};
+
+void shm_port_counters(const struct shm_port *p, struct shm_port_counters *c);
+
+/* Fault injection, set on the receiving port. */
+struct shm_faults {
+	uint32_t drop_ppm;		/* UD messages and CM messages */
+	uint32_t cm_delay_ms;		/* CM messages held this long */
+	int32_t rej_after;		/* -1: off; N: REJ REQs beyond N conns */
+	uint32_t cm_drop_mask;		/* bit per CM message type: drop all */
+};
+
+#define SHM_CM_MSG_REQ		1
+#define SHM_CM_MSG_REP		2
+#define SHM_CM_MSG_REJ		3
+#define SHM_CM_MSG_RTU		4
+#define SHM_CM_MSG_DREQ		5
+#define SHM_CM_MSG_DREP		6
+
+void shm_port_set_faults(struct shm_port *p, const struct shm_faults *fl);
+void shm_port_get_faults(const struct shm_port *p, struct shm_faults *fl);
+
+/* Capture tap: pcap (LINKTYPE_IPOIB) of everything the port sends and
+ * receives; NULL path closes it.
+ */
+int shm_port_capture(struct shm_port *p, const char *path);
+
+#endif /* SHM_FABRIC_H */

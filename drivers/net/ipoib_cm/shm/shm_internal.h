@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ */
+
+#ifndef SHM_INTERNAL_H
+#define SHM_INTERNAL_H
+
+/*
+ * Layout of the fabric's shared memory, and the process-local handles.
+ *
+ * Everything under "shared" is seen by every attached process: fields are
+ * fixed-size, offsets instead of pointers, and every field another process
+ * may write concurrently is accessed with __atomic builtins. Ordering rules
+ * are stated where each field is used.
+ */
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "shm_fabric.h"
+
+#define SHM_MAGIC		0x69706f6962636d31ULL	/* "ipoibcm1" */
+#define SHM_VERSION		1
+/*
+ * A process's arena is a set of segments, each a shared memory object
+ * mapped whole: applications that mlockall() (testpmd does) lock every page
+ * mapped, so nothing is mapped that is not used. An arena offset holds the
+ * segment index above SHM_SEG_SHIFT.
+ */
+#define SHM_SEG_SHIFT		40
+#define SHM_SEG_OFF_MASK	((1ULL << SHM_SEG_SHIFT) - 1)
+#define SHM_MAX_SEGS		1024
+#define SHM_SEG_MIN		(8ULL << 20)
+#define SHM_OFF(seg, off)	((uint64_t)(seg) << SHM_SEG_SHIFT | (off))
+#define SHM_ALIGN		64
+#define SHM_CACHE_LINE		64
+#define SHM_SUBNET_PREFIX	0xfe80000000000000ULL
+#define SHM_CM_RING		64	/* CM mailbox entries per port */
+#define SHM_STALL_NS		(2ULL * 1000000000ULL)
+
+#define SHM_QPN_INDEX(qpn)	((qpn) & (SHM_MAX_QPS - 1))
+#define SHM_QPN_GEN(qpn)	(((qpn) >> 16) & 0xff)
+
+#define shm_load(p)		__atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define shm_load_relaxed(p)	__atomic_load_n((p), __ATOMIC_RELAXED)
+#define shm_store(p, v)		__atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define shm_store_relaxed(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define shm_add(p, v)		__atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
+
+#define SHM_ALIGNED		__attribute__((aligned(SHM_CACHE_LINE)))
+
+/* ---- shared: directory ------------------------------------------------ */
+
+enum shm_proc_state {
+	SHM_PROC_FREE,
+	SHM_PROC_ACTIVE,
+	SHM_PROC_DEAD,		/* being reclaimed */
+};
+
+struct shm_proc_ent {
+	uint32_t state;
+	uint32_t gen;		/* bumped at every attach of this slot */
+	int32_t pid;
+	uint32_t uid;
+	uint64_t start_time;	/* /proc/<pid>/stat field 22: pid reuse */
+	uint32_t nr_segs;	/* arena segments created */
+} SHM_ALIGNED;
+
+enum shm_port_state {
+	SHM_PORT_FREE,
+	SHM_PORT_ACTIVE,
+	SHM_PORT_DOWN,
+};
+
+struct shm_port_ent {
+	uint32_t state;
+	uint32_t proc;
+	uint32_t proc_gen;
+	uint16_t lid;
+	uint16_t ib_mtu;
+	uint64_t guid;
+	uint8_t gid[SHM_GID_LEN];
+	uint16_t npkeys;
+	uint16_t pkeys[SHM_PKEY_TABLE_LEN];
+	uint32_t max_qp, max_qp_wr, max_srq_wr, max_cqe;
+	uint32_t nr_qp;
+	uint32_t nr_rc_conn;	/* RC QPs in RTR/RTS: rej_after counts them */
+	uint64_t cm_ring_off;	/* CM mailbox, in the owner's arena */
+	/* published link-layer identity (the directory's address records) */
+	uint32_t ll_valid;
+	uint32_t ll_qpn;
+	uint8_t ll_flags;
+	uint8_t ll_mac[6];
+	/* fault injection, written by the owner, read by senders */
+	uint32_t fault_drop_ppm;
+	uint32_t fault_cm_delay_ms;
+	int32_t fault_rej_after;
+	uint32_t fault_cm_drop_mask;
+	/* counters, added to by senders */
+	uint64_t cnt_ud_no_wr;
+	uint64_t cnt_pkey_drops;
+	uint64_t cnt_qkey_drops;
+	uint64_t cnt_len_errs;
+	uint64_t cnt_fault_drops;
+	uint64_t cnt_cm_drops;
+	uint64_t cnt_rnr_naks;	/* of this port's sends */
+} SHM_ALIGNED;
+
+struct shm_qp_ent {
+	uint32_t state;		/* enum shm_qp_state */
+	uint8_t type;
+	uint8_t gen;
+	uint8_t rnr_retry;
+	uint8_t pad;
+	uint32_t port;
+	uint32_t proc;		/* owner; its arena holds rq and cq */
+	uint32_t qkey;
+	uint16_t pkey;
+	uint16_t pad2;
+	uint32_t qp_context;
+	uint32_t remote_qpn;	/* RC: the connected peer QP */
+	uint64_t rq_off;	/* own RQ or the SRQ */
+	uint64_t cq_off;
+} SHM_ALIGNED;
+
+struct shm_mcg_ent {
+	uint8_t mgid[SHM_GID_LEN];
+	uint32_t nr_members;	/* 0: free */
+	uint32_t members[SHM_MCG_MAX_MEMBERS];	/* QPNs */
+};
+
+struct shm_hdr {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t owner_uid;
+	uint64_t size;
+	uint32_t ready;		/* set last by the creator */
+	uint32_t next_lid;
+	pthread_mutex_t lock;	/* robust, process-shared: directory */
+	struct shm_proc_ent procs[SHM_MAX_PROCS];
+	struct shm_port_ent ports[SHM_MAX_PORTS];
+	struct shm_qp_ent qps[SHM_MAX_QPS];
+	struct shm_mcg_ent mcgs[SHM_MAX_MCGS];
+};
+
+/* ---- shared: queues, in the owner's arena ------------------------------ */
+
+/* A completion. seq is written last (release): h + 1 for position h. */
+struct shm_cqe {
+	uint64_t seq;
+	uint64_t rq_off;	/* which RQ/SRQ the slot belongs to */
+	uint32_t slot;
+	uint32_t byte_len;
+	uint32_t qp_num;
+	uint32_t src_qp;
+	uint32_t qp_context;
+	uint16_t slid;
+	uint8_t status;
+	uint8_t wc_flags;
+	uint8_t pad[24];
+} SHM_ALIGNED;
+
+struct shm_cq_ring {
+	uint64_t tail SHM_ALIGNED;	/* producers: fetch_add */
+	uint64_t head SHM_ALIGNED;	/* consumer: release-stored */
+	uint32_t size;
+	uint32_t mask;
+	struct shm_cqe cqe[] SHM_ALIGNED;
+};
+
+/* What a sender needs of a posted receive WR. */
+struct shm_rdesc_sge {
+	uint64_t off;		/* offset in the owner's arena */
+	uint32_t len;
+	uint32_t pad;
+};
+
+struct shm_rdesc {
+	uint32_t num_sge;
+	uint32_t total_len;
+	struct shm_rdesc_sge sge[];
+};
+
+/*
+ * A receive queue (own or shared). The owner posts slot ids at prod
+ * (release); senders claim from cons with a CAS after an acquire load of
+ * prod. An entry at position p is rewritten only once cons > p, so a
+ * sender that read it before its CAS succeeded holds a valid slot id.
+ */
+struct shm_rq_ring {
+	uint64_t prod SHM_ALIGNED;
+	uint64_t cons SHM_ALIGNED;
+	uint32_t size;		/* ring entries, power of 2 */
+	uint32_t mask;
+	uint32_t max_wr;	/* descriptor slots */
+	uint32_t max_sge;
+	uint32_t desc_stride;
+	uint32_t is_srq;
+	uint32_t limit;		/* SRQ limit; 0: disarmed */
+	uint32_t limit_fired;
+	uint32_t flushed;	/* in error: posts complete at once */
+	uint32_t desc_rel;	/* descriptor table, from the ring's start */
+	uint64_t handle;	/* owner's struct shm_rq *, opaque to others */
+	uint64_t cq_off;	/* own RQ: the QP's receive CQ */
+	uint32_t ring[] SHM_ALIGNED;
+};
+
+/* A CM message; seq published last, like a CQE. */
+struct shm_cm_msg {
+	uint64_t seq;
+	uint64_t deliver_ns;	/* CLOCK_MONOTONIC: fault delay */
+	uint8_t type;
+	uint8_t priv_len;
+	uint16_t reason;
+	uint32_t src_port;
+	uint32_t local_id;	/* sender's communication id */
+	uint32_t remote_id;	/* receiver's, 0 in a REQ */
+	uint64_t service_id;
+	uint32_t qpn;		/* sender's RC QP (REQ, REP) */
+	uint16_t pkey;
+	uint16_t src_lid;
+	uint8_t rnr_retry;
+	uint8_t retry_count;
+	uint8_t resp_res;
+	uint8_t max_cm_retries;
+	uint8_t src_gid[SHM_GID_LEN];
+	uint8_t priv[SHM_CM_PRIV_MAX];
+} SHM_ALIGNED;
+
+struct shm_cm_ring {
+	uint64_t tail SHM_ALIGNED;	/* producers: CAS */
+	uint64_t head SHM_ALIGNED;	/* consumer */
+	struct shm_cm_msg msg[SHM_CM_RING];
+};
+
+/* ---- process-local ----------------------------------------------------- */
+
+struct shm_extent {
+	uint64_t off;
+	uint64_t len;
+};
+
+/* One of our segments. */
+struct shm_seg {
+	uint8_t *base;
+	size_t size;
+	int fd;
+	struct shm_extent *free;	/* free extents, sorted */
+	unsigned int nr_free, cap_free;
+};
+
+/* A peer's segment as we mapped it. */
+struct shm_seg_map {
+	uint8_t *base;		/* NULL: not mapped */
+	size_t size;
+	uint32_t gen;
+};
+
+struct shm_fabric {
+	char name[SHM_FABRIC_NAME_MAX + 1];
+	int refcnt;
+	struct shm_fabric *next;	/* list of attached fabrics */
+	struct shm_hdr *hdr;
+	size_t hdr_size;
+	uint32_t proc;		/* our slot */
+	uint32_t gen;
+	pthread_mutex_t lock;	/* process-local control state */
+	struct shm_seg segs[SHM_MAX_SEGS];	/* our arena */
+	uint32_t nr_segs;
+	/* peers' segments, mapped on first use */
+	struct shm_seg_map *maps[SHM_MAX_PROCS];
+	uint64_t next_janitor_ns;
+	uint32_t cm_next_id;
+};
+
+struct shm_capture;
+
+#define SHM_EVQ_LEN	256
+
+struct shm_port {
+	struct shm_fabric *f;
+	uint32_t index;
+	struct shm_port_ent *ent;
+	struct shm_cm_ring *cm;
+	/* async events raised in this process, for this port */
+	struct shm_async_event evq[SHM_EVQ_LEN];
+	unsigned int ev_head, ev_tail;
+	uint32_t last_state;	/* port state last reported */
+	/* RC QPs of this port, watched for a vanished peer */
+	struct shm_qp **qps;
+	unsigned int nr_qps, cap_qps;
+	struct shm_rq **srqs;
+	unsigned int nr_srqs, cap_srqs;
+	/* CM */
+	uint64_t *listen;
+	unsigned int nr_listen, cap_listen;
+	struct shm_cm_id **ids;
+	unsigned int nr_ids, cap_ids;
+	uint64_t cm_retries;
+	struct shm_capture *cap;
+	pthread_mutex_t cap_lock;
+};
+
+struct shm_cq {
+	struct shm_port *port;
+	struct shm_cq_ring *ring;
+	uint64_t off;
+	uint64_t head;		/* local copy of the consumer index */
+	uint32_t committed;	/* receive WRs that may complete here */
+	uint64_t stall_since;
+	uint64_t stall_skips;
+};
+
+struct shm_rq {
+	struct shm_port *port;
+	struct shm_rq_ring *ring;
+	uint64_t off;
+	uint64_t *wr_id;	/* by slot */
+	uint32_t *free_slots;	/* stack of free slot ids */
+	uint32_t nr_free;
+	uint32_t outstanding;	/* posted and not yet completed */
+	struct shm_cq *cq;	/* SRQ: the CQ it was first attached to */
+	size_t size;		/* arena bytes */
+	uint32_t qpn;		/* own RQ: its QP, for flush completions */
+	uint32_t qp_context;
+	uint32_t users;		/* SRQ: QPs attached */
+};
+
+struct shm_qp {
+	struct shm_port *port;
+	struct shm_qp_ent *ent;
+	uint32_t qpn;
+	enum shm_qp_type type;
+	struct shm_rq *rq;	/* own RQ, or the SRQ */
+	bool own_rq;
+	struct shm_cq *cq;
+	/* sender side: the connected peer, resolved */
+	struct shm_qp_ent *peer;
+	uint32_t peer_qpn;
+	uint64_t rnr_since;	/* first refused send of a streak, ns */
+	uint8_t rnr_retry;	/* 7: for ever */
+	bool reported_err;	/* QP_FATAL raised */
+	uint32_t mcgs;		/* groups attached */
+};
+
+/* ---- helpers shared by the fabric's files ------------------------------ */
+
+uint64_t shm_now_ns(void);
+int shm_lock(struct shm_fabric *f);
+void shm_unlock(struct shm_fabric *f);
+void *shm_arena_map(struct shm_fabric *f, uint32_t proc, uint64_t off);
+bool shm_arena_own(struct shm_fabric *f, uint32_t lkey, uint64_t addr,
+		   uint64_t len, uint64_t *off);
+
+/* Address of arena offset off of process proc (mapped on first use). */
+static inline void *
+shm_arena_ptr(struct shm_fabric *f, uint32_t proc, uint64_t off)
+{
+	uint32_t seg = (uint32_t)(off >> SHM_SEG_SHIFT);
+	const struct shm_seg_map *m;
+
+	if (proc == f->proc)
+		return f->segs[seg].base + (off & SHM_SEG_OFF_MASK);
+	m = f->maps[proc] != NULL ? &f->maps[proc][seg] : NULL;
+	if (m != NULL && __atomic_load_n(&m->base, __ATOMIC_ACQUIRE) != NULL &&
+	    m->gen == __atomic_load_n(&f->hdr->procs[proc].gen,
+				      __ATOMIC_RELAXED))
+		return m->base + (off & SHM_SEG_OFF_MASK);
+	return shm_arena_map(f, proc, off);
+}
+int shm_arena_alloc(struct shm_fabric *f, size_t len, bool commit,
+		    uint64_t *off);
+void shm_arena_free(struct shm_fabric *f, uint64_t off, size_t len);
+struct shm_qp_ent *shm_qp_lookup(struct shm_fabric *f, uint32_t qpn);
+void shm_port_event(struct shm_port *p, const struct shm_async_event *ev);
+int shm_port_find_gid(struct shm_fabric *f, const uint8_t *gid);
+bool shm_fault_drop(uint32_t ppm);
+void shm_janitor(struct shm_fabric *f);
+void shm_qp_watch(struct shm_port *p);
+void shm_rq_flush(struct shm_rq *rq);
+int shm_qp_connect(struct shm_qp *qp, uint32_t remote_qpn, uint8_t rnr_retry,
+		   enum shm_qp_state state);
+
+void shm_capture_tx(struct shm_port *p, const struct shm_send *wr,
+		    uint32_t dqpn, const uint8_t *dgid, uint32_t len);
+void shm_capture_rx(struct shm_port *p, const struct shm_wc *wc,
+		    const struct shm_rdesc *d);
+void shm_capture_close(struct shm_port *p);
+
+#endif /* SHM_INTERNAL_H */
