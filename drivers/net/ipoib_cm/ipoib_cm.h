@@ -146,8 +146,7 @@ struct ipoib_txq_stats {
 	uint64_t icmp_too_big;		/* ICMP errors given back */
 };
 
-struct ipoib_tx_batch;
-struct ipoib_tx_pending;
+struct ipoib_tx_run;
 
 struct ipoib_txq {
 	/* hot */
@@ -155,12 +154,11 @@ struct ipoib_txq {
 	uint16_t (*post_send)(struct ipoib_hca_qp *qp,
 			      const struct ipoib_send_wr *wr, uint16_t n);
 	struct ipoib_hca_qp *ud_qp;
-	struct ipoib_tx_batch *batch;	/* per-burst scratch */
+	struct ipoib_tx_run *run;	/* per-burst scratch */
+	struct ipoib_tx_run *frag_run;	/* fragments of one frame */
 	struct ipoib_peer *last_peer;	/* the last unicast destination */
-	uint16_t nb_pending;
 	uint16_t queue_id;
 	uint32_t qsbr_id;
-	struct ipoib_tx_pending *pending;	/* RNR backlog */
 	/* a MAC the subnet did not know, not asked again for a while */
 	struct rte_ether_addr neg_mac;
 	uint64_t neg_tsc;
@@ -253,6 +251,9 @@ struct ipoib_priv {
 	uint64_t mem_used;		/* bytes charged to mem_budget */
 	struct rte_ring *connect_req;	/* peers the datapath wants on RC */
 	uint64_t next_sample_ns;
+	uint64_t next_tick_ns;
+	uint32_t nr_spilled;		/* peers in SPILLED */
+	uint32_t nr_draining;		/* connections in DRAINING */
 	struct ipoib_pool dead_pools[256];	/* waiting for their mbufs */
 	uint32_t nr_dead_pools;
 	uint64_t srq_limit_events;

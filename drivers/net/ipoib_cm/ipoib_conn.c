@@ -126,6 +126,8 @@ ipoib_spill(struct ipoib_priv *priv, struct ipoib_peer *peer, bool refused)
 	peer->refused = refused;
 	peer->next_retry_ns = refused ? now + ipoib_backoff_ns(priv, peer) :
 					now;
+	if (peer->state != IPOIB_PEER_SPILLED)
+		priv->nr_spilled++;
 	/* peer->tx stays: an lcore that saw CONNECTED may still read it */
 	__atomic_store_n(&peer->state, IPOIB_PEER_SPILLED, __ATOMIC_RELEASE);
 	priv->cstats.spills++;
@@ -168,6 +170,7 @@ ipoib_conn_close(struct ipoib_priv *priv, struct ipoib_conn *c,
 	if (c->qp != NULL)
 		ops->qp_modify(c->qp, IPOIB_QPS_ERR);
 	c->state = IPOIB_CONN_DRAINING;
+	priv->nr_draining++;
 	c->token = rte_rcu_qsbr_start(priv->pt.qsbr);
 	c->drain_deadline_ns = ipoib_now_ns() + IPOIB_DRAIN_TIMEOUT_NS;
 }
@@ -213,6 +216,7 @@ ipoib_conn_try_destroy(struct ipoib_priv *priv, struct ipoib_conn *c)
 		priv->ops->cm_destroy(c->cm_id);
 	ipoib_conn_release_buffers(priv, c);
 	ipoib_conn_free(priv, c);
+	priv->nr_draining--;
 	return true;
 }
 
@@ -280,6 +284,8 @@ ipoib_conn_connect(struct ipoib_priv *priv, struct ipoib_peer *peer)
 	}
 	__atomic_store_n(&priv->conns[c->index], c, __ATOMIC_RELEASE);
 	peer->txc = c;
+	if (peer->state == IPOIB_PEER_SPILLED)
+		priv->nr_spilled--;
 	__atomic_store_n(&peer->state, IPOIB_PEER_CONNECTING,
 			 __ATOMIC_RELEASE);
 	priv->cstats.retries += peer->retries > 0;
@@ -718,8 +724,14 @@ ipoib_conn_timers(struct ipoib_priv *priv, uint64_t now)
 		ipoib_reap(priv, now);
 		ipoib_evict(priv, now);
 	}
-	ipoib_promote(priv, now);
-	ipoib_conn_reap_drained(priv);
+	/* the scans below are for a few tens of milliseconds at most */
+	if (now < priv->next_tick_ns)
+		return;
+	priv->next_tick_ns = now + IPOIB_TICK_NS;
+	if (priv->nr_spilled > 0)
+		ipoib_promote(priv, now);
+	if (priv->nr_draining > 0 || priv->nr_dead_pools > 0)
+		ipoib_conn_reap_drained(priv);
 	ipoib_peers_reclaim(priv);
 }
 
@@ -757,7 +769,8 @@ ipoib_conns_reap_all(struct ipoib_priv *priv)
 	for (i = 0; i < priv->nr_conns_max; i++) {
 		struct ipoib_conn *c = priv->conns[i];
 
-		if (c != NULL && !ipoib_conn_try_destroy(priv, c))
+		if (c != NULL && c->state == IPOIB_CONN_DRAINING &&
+		    !ipoib_conn_try_destroy(priv, c))
 			left = true;
 	}
 	ipoib_pools_reap(priv);

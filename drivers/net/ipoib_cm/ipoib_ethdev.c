@@ -141,6 +141,32 @@ ipoib_tx_burst_mode_get(struct rte_eth_dev *dev, uint16_t qid,
 	return 0;
 }
 
+static void
+ipoib_rxq_info_get(struct rte_eth_dev *dev, uint16_t qid,
+		   struct rte_eth_rxq_info *qinfo)
+{
+	struct ipoib_priv *priv = dev->data->dev_private;
+	struct ipoib_rxq *rxq = dev->data->rx_queues[qid];
+
+	qinfo->mp = rxq->app_mp;
+	qinfo->nb_desc = rxq->nb_desc;
+	qinfo->scattered_rx = priv->rc_buf + RTE_PKTMBUF_HEADROOM >
+			      rte_pktmbuf_data_room_size(rxq->app_mp);
+	qinfo->conf.offloads = dev->data->dev_conf.rxmode.offloads;
+	qinfo->rx_buf_size = rte_pktmbuf_data_room_size(rxq->app_mp) -
+			     RTE_PKTMBUF_HEADROOM;
+}
+
+static void
+ipoib_txq_info_get(struct rte_eth_dev *dev, uint16_t qid,
+		   struct rte_eth_txq_info *qinfo)
+{
+	struct ipoib_txq *txq = dev->data->tx_queues[qid];
+
+	qinfo->nb_desc = txq->nb_desc;
+	qinfo->conf.offloads = dev->data->dev_conf.txmode.offloads;
+}
+
 static int
 ipoib_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats)
 {
@@ -237,6 +263,8 @@ static const struct eth_dev_ops ipoib_dev_ops = {
 	.xstats_get = ipoib_xstats_get,
 	.xstats_get_names = ipoib_xstats_get_names,
 	.xstats_reset = ipoib_xstats_reset,
+	.rxq_info_get = ipoib_rxq_info_get,
+	.txq_info_get = ipoib_txq_info_get,
 	.rx_burst_mode_get = ipoib_rx_burst_mode_get,
 	.tx_burst_mode_get = ipoib_tx_burst_mode_get,
 };

@@ -210,10 +210,8 @@ ipoib_dev_stop(struct rte_eth_dev *dev)
 	ipoib_queues_offline(dev, priv);
 	ipoib_ctrl_stop(priv);
 	ipoib_peers_reset_pending(priv);
-	for (q = 0; q < dev->data->nb_tx_queues; q++) {
-		ipoib_tx_backlog_purge(dev->data->tx_queues[q]);
+	for (q = 0; q < dev->data->nb_tx_queues; q++)
 		dev->data->tx_queue_state[q] = RTE_ETH_QUEUE_STATE_STOPPED;
-	}
 	for (q = 0; q < dev->data->nb_rx_queues; q++) {
 		ipoib_rxq_stop(priv, dev->data->rx_queues[q]);
 		dev->data->rx_queue_state[q] = RTE_ETH_QUEUE_STATE_STOPPED;

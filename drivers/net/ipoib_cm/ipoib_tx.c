@@ -3,16 +3,18 @@
  *
  * Transmit: Ethernet frames in, IPoIB frames out, over RC to connected
  * peers and UD otherwise. Per packet: a peer lookup (rte_hash, with the
- * last destination cached), the path's MTU, the Ethernet emulation; per
- * burst: one UD post and one post per run of packets to the same RC QP.
- * RC sends the receiver cannot take yet (RNR) wait in a short per-queue
- * backlog, as they would in an HCA's send queue.
+ * last destination cached) and a path; frames go out in runs, one post per
+ * run of frames for the same QP, in order. An RC receiver without buffers
+ * (RNR) stops the burst: the frames it refused are given back to the
+ * application unchanged, as a full NIC queue would, and nothing after them
+ * is touched.
  */
 
 #include <errno.h>
 #include <stdio.h>
 
 #include <rte_cycles.h>
+#include <rte_ip.h>
 #include <rte_malloc.h>
 
 #include "ipoib_cm.h"
@@ -24,14 +26,33 @@
 #define IPOIB_FRAG_POOL		2047
 #define IPOIB_NEG_CACHE_MS	100
 
-/* Frames on their way out in one burst. */
-struct ipoib_tx_batch {
-	struct ipoib_send_wr ud[IPOIB_TX_MAX];
-	struct ipoib_send_wr rc[IPOIB_TX_MAX];
-	struct ipoib_hca_qp *rc_qp[IPOIB_TX_MAX];
-	struct ipoib_peer *rc_peer[IPOIB_TX_MAX];
-	uint16_t nb_ud;
-	uint16_t nb_rc;
+/* What becomes of a frame. */
+enum ipoib_tx_action {
+	IPOIB_TX_SEND,
+	IPOIB_TX_MALFORMED,
+	IPOIB_TX_NO_NEIGH,
+	IPOIB_TX_TOO_LONG,	/* fragment or ICMP, per route.mtu/ud */
+};
+
+/* Where a frame goes. */
+struct ipoib_tx_route {
+	struct ipoib_hca_qp *qp;
+	struct ipoib_peer *peer;	/* NULL: multicast */
+	const struct ipoib_hca_ah *ah;	/* NULL: from the MGID */
+	uint32_t qpn;
+	uint16_t mtu;			/* IPOIB_TX_TOO_LONG */
+	bool rc;
+};
+
+/* A run of frames for one QP, encapsulated just before it is posted. */
+struct ipoib_tx_run {
+	struct ipoib_hca_qp *qp;
+	bool rc;
+	uint16_t n;
+	struct ipoib_send_wr wr[IPOIB_TX_BURST];
+	struct ipoib_peer *peer[IPOIB_TX_BURST];
+	uint32_t len[IPOIB_TX_BURST];	/* Ethernet frame bytes */
+	uint8_t saved[IPOIB_TX_BURST][IPOIB_HDR_LEN];	/* for undo */
 };
 
 /* A unicast destination MAC we have no peer for: ask the subnet once. */
@@ -79,67 +100,194 @@ ipoib_tx_drop(struct rte_mbuf *m, uint64_t *counter)
 	rte_pktmbuf_free(m);
 }
 
-/* Encapsulate and queue for UD (the frame fits the UD MTU). */
 static void
-ipoib_tx_ud(struct ipoib_txq *txq, struct ipoib_tx_batch *b,
-	    struct rte_mbuf *m, struct ipoib_peer *peer)
+ipoib_tx_drop_encap(struct ipoib_txq *txq, struct rte_mbuf *m, int err)
+{
+	ipoib_tx_drop(m, err == -ENOENT ? &txq->stats.drop_no_neigh :
+		      err == -EPROTONOSUPPORT ? &txq->stats.drop_vlan :
+		      &txq->stats.drop_malformed);
+}
+
+/*
+ * ARP and Neighbor Discovery are rewritten to another length by the
+ * Ethernet emulation and cannot be given back unchanged: they go over UD,
+ * which never refuses (RFC 4391 allows either path).
+ */
+static __rte_always_inline bool
+ipoib_tx_ud_only(const struct rte_mbuf *m, const struct rte_ether_hdr *eth)
+{
+	const struct rte_ipv6_hdr *ip6;
+
+	if (eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_ARP))
+		return true;
+	if (eth->ether_type != RTE_BE16(RTE_ETHER_TYPE_IPV6) ||
+	    m->data_len < sizeof(*eth) + sizeof(*ip6))
+		return false;
+	ip6 = (const struct rte_ipv6_hdr *)(eth + 1);
+	return ip6->proto == IPPROTO_ICMPV6;
+}
+
+/* Undo ipoib_eth_encap() of a data frame: the refused go back intact. */
+static void
+ipoib_tx_unencap(struct rte_mbuf *m, const uint8_t *saved)
+{
+	uint8_t *p = (uint8_t *)rte_pktmbuf_prepend(m, RTE_ETHER_HDR_LEN -
+						    IPOIB_HDR_LEN);
+
+	/* the IPoIB header overwrote the last 4 bytes of the Ethernet one */
+	memcpy(p + RTE_ETHER_HDR_LEN - IPOIB_HDR_LEN, saved, IPOIB_HDR_LEN);
+}
+
+/* Account frames sent: per path, and per peer run by run. */
+static void
+ipoib_tx_account(struct ipoib_txq *txq, const struct ipoib_tx_run *r,
+		 uint16_t from, uint16_t to)
+{
+	uint32_t pkts = 0, bytes = 0, total = 0;
+	uint16_t i;
+
+	for (i = from; i < to; i++) {
+		struct ipoib_peer *p = r->peer[i];
+
+		pkts++;
+		bytes += r->len[i];
+		total += r->len[i];
+		if (p == NULL) {
+			pkts = bytes = 0;
+			continue;
+		}
+		if (i + 1 < to && r->peer[i + 1] == p)
+			continue;
+		__atomic_fetch_add(r->rc ? &p->tx_rc_pkts : &p->tx_ud_pkts,
+				   pkts, __ATOMIC_RELAXED);
+		__atomic_fetch_add(r->rc ? &p->tx_rc_bytes : &p->tx_ud_bytes,
+				   bytes, __ATOMIC_RELAXED);
+		pkts = bytes = 0;
+	}
+	if (r->rc) {
+		txq->stats.rc_packets += to - from;
+		txq->stats.rc_bytes += total;
+	} else {
+		txq->stats.ud_packets += to - from;
+		txq->stats.ud_bytes += total;
+	}
+	txq->stats.bytes += total;
+}
+
+/* Post wr[from..to), all encapsulated; the refused are given back. */
+static uint16_t
+ipoib_tx_post_range(struct ipoib_txq *txq, struct ipoib_tx_run *r,
+		    uint16_t from, uint16_t to)
+{
+	uint16_t sent, i;
+
+	if (from == to)
+		return 0;
+	sent = txq->post_send(r->qp, &r->wr[from], to - from);
+	for (i = from + sent; i < to; i++)
+		ipoib_tx_unencap(r->wr[i].m, r->saved[i]);
+	ipoib_tx_account(txq, r, from, from + sent);
+	return sent;
+}
+
+/*
+ * Encapsulate one frame of the run: 0, or a negative errno with the frame
+ * unchanged (it is dropped once what precedes it has gone).
+ */
+static int
+ipoib_tx_encap(struct ipoib_txq *txq, struct ipoib_tx_run *r, uint16_t i)
 {
 	struct ipoib_priv *priv = txq->priv;
-	struct ipoib_send_wr *w;
+	struct rte_mbuf *m = r->wr[i].m;
 	struct ipoib_tx_dst dst;
 	struct ipoib_hca_ah *ah;
-	uint32_t qpn, len = m->pkt_len;
 	int ret;
 
-	ret = ipoib_eth_encap(m, &priv->eth, &dst);
-	if (unlikely(ret < 0)) {
-		ipoib_tx_drop(m, ret == -ENOENT ? &txq->stats.drop_no_neigh :
-			      ret == -EPROTONOSUPPORT ? &txq->stats.drop_vlan :
-			      &txq->stats.drop_malformed);
-		return;
-	}
-	if (dst.type == IPOIB_DST_MULTICAST) {
-		ah = ipoib_mcast_ah(priv, dst.mgid);
-		qpn = IPOIB_MCAST_QPN;
+	if (!r->rc && r->peer[i] == NULL) {
+		/* multicast: the group is known once the frame is read */
+		ret = ipoib_eth_encap(m, &priv->eth, &dst);
+		if (ret < 0)
+			return ret;
+		ah = dst.type == IPOIB_DST_MULTICAST ?
+		     ipoib_mcast_ah(priv, dst.mgid) : NULL;
 		if (unlikely(ah == NULL)) {
-			ipoib_tx_drop(m, &txq->stats.drop_no_neigh);
-			return;
+			ipoib_tx_unencap(m, r->saved[i]);
+			return -ENOENT;
 		}
+		r->wr[i].ah = ah;
 		txq->stats.mcast_packets++;
-	} else {
-		ah = peer->ah;
-		qpn = peer->qpn;
-		__atomic_fetch_add(&peer->tx_ud_pkts, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&peer->tx_ud_bytes, len, __ATOMIC_RELAXED);
+		return 0;
 	}
-	w = &b->ud[b->nb_ud++];
-	w->m = m;
-	w->ah = ah;
-	w->remote_qpn = qpn;
-	w->remote_qkey = IPOIB_QKEY_DEFAULT;
-	txq->stats.ud_packets++;
-	txq->stats.ud_bytes += len;
+	return ipoib_eth_encap(m, &priv->eth, &dst);
+}
+
+/*
+ * Encapsulate and post the run, in order. Returns how many frames were
+ * consumed (sent or dropped) from its start; fewer than r->n means the
+ * receiver refused the rest, which are given back unchanged.
+ */
+static uint16_t
+ipoib_tx_flush(struct ipoib_txq *txq, struct ipoib_tx_run *r)
+{
+	uint16_t start = 0, done = 0, i, sent;
+
+	for (i = 0; i < r->n; i++) {
+		struct rte_mbuf *m = r->wr[i].m;
+		int ret;
+
+		r->len[i] = m->pkt_len;
+		memcpy(r->saved[i], rte_pktmbuf_mtod_offset(m, uint8_t *,
+			RTE_ETHER_HDR_LEN - IPOIB_HDR_LEN), IPOIB_HDR_LEN);
+		ret = ipoib_tx_encap(txq, r, i);
+		if (likely(ret == 0))
+			continue;
+		/* what precedes the bad frame goes first */
+		sent = ipoib_tx_post_range(txq, r, start, i);
+		done += sent;
+		if (sent < i - start) {
+			r->n = 0;	/* the bad one goes back too, intact */
+			return done;
+		}
+		ipoib_tx_drop_encap(txq, m, ret);
+		done++;
+		start = i + 1;
+	}
+	done += ipoib_tx_post_range(txq, r, start, r->n);
+	r->n = 0;
+	return done;
 }
 
 /* Too long for the path: fragment IPv4 without DF, else an ICMP error. */
 static void
-ipoib_tx_too_long(struct ipoib_txq *txq, struct ipoib_tx_batch *b,
-		  struct rte_mbuf *m, struct ipoib_peer *peer, uint16_t mtu,
-		  bool ud)
+ipoib_tx_too_long(struct ipoib_txq *txq, struct rte_mbuf *m,
+		  struct ipoib_peer *peer, uint16_t mtu, bool ud)
 {
 	struct ipoib_priv *priv = txq->priv;
 	struct rte_mbuf *frags[IPOIB_FRAG_MAX], *icmp;
+	struct ipoib_tx_run *r = txq->frag_run;
 	int n, i;
 
-	if (ud && b->nb_ud + IPOIB_FRAG_MAX <= IPOIB_TX_MAX) {
+	if (ud) {
 		n = ipoib_frag_ipv4(m, mtu, frags, IPOIB_FRAG_MAX,
 				    txq->frag_direct, txq->frag_indirect);
 		if (n > 0) {
 			txq->stats.frag_packets++;
 			txq->stats.frags += n;
 			rte_pktmbuf_free(m);
-			for (i = 0; i < n; i++)
-				ipoib_tx_ud(txq, b, frags[i], peer);
+			/* UD never refuses: every fragment is consumed */
+			r->qp = txq->ud_qp;
+			r->rc = false;
+			r->n = 0;
+			for (i = 0; i < n; i++) {
+				r->wr[r->n].m = frags[i];
+				r->wr[r->n].ah = peer->ah;
+				r->wr[r->n].remote_qpn = peer->qpn;
+				r->wr[r->n].remote_qkey = IPOIB_QKEY_DEFAULT;
+				r->peer[r->n++] = peer;
+				if (r->n == IPOIB_TX_BURST)
+					ipoib_tx_flush(txq, r);
+			}
+			ipoib_tx_flush(txq, r);
 			return;
 		}
 	}
@@ -154,197 +302,108 @@ ipoib_tx_too_long(struct ipoib_txq *txq, struct ipoib_tx_batch *b,
 	ipoib_tx_drop(m, &txq->stats.drop_too_long);
 }
 
-/* Queue one RC frame; the encapsulation cannot fail past the checks. */
-static void
-ipoib_tx_rc(struct ipoib_txq *txq, struct ipoib_tx_batch *b,
-	    struct rte_mbuf *m, struct ipoib_peer *peer, struct ipoib_conn *c)
-{
-	struct ipoib_tx_dst dst;
-	uint32_t len = m->pkt_len;
-	int ret;
-
-	ret = ipoib_eth_encap(m, &txq->priv->eth, &dst);
-	if (unlikely(ret < 0)) {
-		ipoib_tx_drop(m, ret == -ENOENT ? &txq->stats.drop_no_neigh :
-			      ret == -EPROTONOSUPPORT ? &txq->stats.drop_vlan :
-			      &txq->stats.drop_malformed);
-		return;
-	}
-	b->rc[b->nb_rc].m = m;
-	b->rc_qp[b->nb_rc] = c->qp;
-	b->rc_peer[b->nb_rc] = peer;
-	b->nb_rc++;
-	txq->stats.rc_packets++;
-	txq->stats.rc_bytes += len;
-	__atomic_fetch_add(&peer->tx_rc_pkts, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&peer->tx_rc_bytes, len, __ATOMIC_RELAXED);
-}
-
-/* Classify one Ethernet frame and queue it, or consume it. */
-static void
-ipoib_tx_one(struct ipoib_txq *txq, struct ipoib_tx_batch *b,
-	     struct rte_mbuf *m)
+/* Where one frame goes; nothing is done to it yet. */
+static __rte_always_inline enum ipoib_tx_action
+ipoib_tx_route(struct ipoib_txq *txq, struct rte_mbuf *m,
+	       struct ipoib_tx_route *rt)
 {
 	struct ipoib_priv *priv = txq->priv;
 	const struct rte_ether_hdr *eth;
-	struct ipoib_peer *peer = NULL;
+	struct ipoib_peer *peer;
 	uint32_t ip_len;
 
-	if (unlikely(m->data_len < RTE_ETHER_HDR_LEN)) {
-		ipoib_tx_drop(m, &txq->stats.drop_malformed);
-		return;
-	}
+	if (unlikely(m->data_len < RTE_ETHER_HDR_LEN))
+		return IPOIB_TX_MALFORMED;
 	eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
 	ip_len = m->pkt_len - RTE_ETHER_HDR_LEN;
+	rt->qp = txq->ud_qp;
+	rt->rc = false;
+	rt->peer = NULL;
+	rt->ah = NULL;	/* multicast: from the MGID, at encapsulation */
+	rt->qpn = IPOIB_MCAST_QPN;
+	rt->mtu = priv->ud_mtu;
 	if (!rte_is_multicast_ether_addr(&eth->dst_addr)) {
 		peer = ipoib_tx_peer(txq, &eth->dst_addr);
-		if (unlikely(peer == NULL)) {
-			ipoib_tx_drop(m, &txq->stats.drop_no_neigh);
-			return;
-		}
+		if (unlikely(peer == NULL))
+			return IPOIB_TX_NO_NEIGH;
+		rt->peer = peer;
+		rt->ah = peer->ah;
+		rt->qpn = peer->qpn;
 		if (__atomic_load_n(&peer->state, __ATOMIC_ACQUIRE) ==
-		    IPOIB_PEER_CONNECTED) {
-			struct ipoib_conn *c = peer->tx;
-
-			if (unlikely(ip_len + IPOIB_HDR_LEN > peer->tx_mtu))
-				ipoib_tx_too_long(txq, b, m, peer,
-					(uint16_t)(peer->tx_mtu - IPOIB_HDR_LEN),
-					false);
-			else
-				ipoib_tx_rc(txq, b, m, peer, c);
-			return;
-		}
-		if (unlikely(peer->state == IPOIB_PEER_NEW))
+		    IPOIB_PEER_CONNECTED && !ipoib_tx_ud_only(m, eth)) {
+			rt->qp = peer->tx->qp;
+			rt->rc = true;
+			rt->mtu = (uint16_t)RTE_MIN(peer->tx_mtu - IPOIB_HDR_LEN,
+						    (uint32_t)UINT16_MAX);
+		} else if (unlikely(peer->state == IPOIB_PEER_NEW)) {
 			ipoib_conn_request(priv, peer);
+		}
 	}
-	if (unlikely(ip_len > priv->ud_mtu)) {
-		ipoib_tx_too_long(txq, b, m, peer, priv->ud_mtu, true);
-		return;
-	}
-	ipoib_tx_ud(txq, b, m, peer);
+	if (unlikely(ip_len > rt->mtu))
+		return IPOIB_TX_TOO_LONG;
+	return IPOIB_TX_SEND;
 }
 
-/* Post RC frames run by run; what a receiver refuses waits in backlog. */
+/* A frame that does not go as it is: dropped, fragmented, or answered. */
 static void
-ipoib_tx_post_rc(struct ipoib_txq *txq, struct ipoib_tx_batch *b)
+ipoib_tx_consume(struct ipoib_txq *txq, struct rte_mbuf *m,
+		 enum ipoib_tx_action act, const struct ipoib_tx_route *rt)
 {
-	uint16_t start = 0, i;
-
-	for (i = 1; i <= b->nb_rc; i++) {
-		uint16_t run, sent, j;
-
-		if (i < b->nb_rc && b->rc_qp[i] == b->rc_qp[start])
-			continue;
-		run = i - start;
-		sent = txq->post_send(b->rc_qp[start], &b->rc[start], run);
-		for (j = start + sent; j < i; j++)
-			ipoib_tx_backlog_add(txq, b->rc_peer[j], b->rc_qp[j],
-					     b->rc[j].m);
-		start = i;
+	switch (act) {
+	case IPOIB_TX_NO_NEIGH:
+		ipoib_tx_drop(m, &txq->stats.drop_no_neigh);
+		break;
+	case IPOIB_TX_TOO_LONG:
+		ipoib_tx_too_long(txq, m, rt->peer, rt->mtu,
+				  !rt->rc && rt->peer != NULL);
+		break;
+	default:
+		ipoib_tx_drop(m, &txq->stats.drop_malformed);
+		break;
 	}
-	b->nb_rc = 0;
 }
 
 uint16_t
 ipoib_tx_burst(void *q, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct ipoib_txq *txq = q;
-	struct ipoib_tx_batch *b = txq->batch;
-	uint16_t i, room;
+	struct ipoib_tx_run *r = txq->run;
+	struct ipoib_tx_route rt;
+	uint16_t i, consumed = 0;
 
-	ipoib_tx_backlog_flush(txq);
-	room = ipoib_tx_backlog_room(txq);
-	n = RTE_MIN(n, room);
 	n = RTE_MIN(n, (uint16_t)IPOIB_TX_BURST);
-	b->nb_ud = 0;
-	b->nb_rc = 0;
+	r->n = 0;
 	for (i = 0; i < n; i++) {
-		txq->stats.packets++;
-		txq->stats.bytes += pkts[i]->pkt_len;
-		ipoib_tx_one(txq, b, pkts[i]);
-	}
-	if (b->nb_ud > 0)
-		txq->post_send(txq->ud_qp, b->ud, b->nb_ud);
-	if (b->nb_rc > 0)
-		ipoib_tx_post_rc(txq, b);
-	rte_rcu_qsbr_quiescent(txq->priv->pt.qsbr, txq->qsbr_id);
-	return n;
-}
+		struct rte_mbuf *m = pkts[i];
+		enum ipoib_tx_action act = ipoib_tx_route(txq, m, &rt);
 
-/* ---- backlog: RC frames waiting for the receiver ---------------------- */
-
-void
-ipoib_tx_backlog_add(struct ipoib_txq *txq, struct ipoib_peer *peer,
-		     struct ipoib_hca_qp *qp, struct rte_mbuf *m)
-{
-	struct ipoib_tx_pending *p;
-
-	if (txq->nb_pending == IPOIB_TX_PENDING) {	/* cannot be: room */
-		ipoib_tx_drop(m, &txq->stats.drop_qp_error);
-		return;
-	}
-	p = &txq->pending[txq->nb_pending++];
-	p->peer = peer;
-	p->qp = qp;
-	p->m = m;
-}
-
-/*
- * Retry the backlog in order. A frame whose connection went away since
- * (the peer is no longer connected on that QP) is dropped and counted.
- */
-void
-ipoib_tx_backlog_flush(struct ipoib_txq *txq)
-{
-	struct ipoib_send_wr wr[IPOIB_TX_PENDING];
-	uint16_t i, k = 0, start = 0, kept = 0;
-
-	if (likely(txq->nb_pending == 0))
-		return;
-	for (i = 0; i < txq->nb_pending; i++) {
-		struct ipoib_tx_pending *p = &txq->pending[i];
-
-		if (p->peer->dead ||
-		    __atomic_load_n(&p->peer->state, __ATOMIC_ACQUIRE) !=
-		    IPOIB_PEER_CONNECTED || p->peer->tx == NULL ||
-		    p->peer->tx->qp != p->qp) {
-			ipoib_tx_drop(p->m, &txq->stats.drop_qp_error);
+		/* a run ends at a new QP, or at a frame not sent as it is */
+		if (r->n > 0 && (act != IPOIB_TX_SEND || rt.qp != r->qp)) {
+			consumed += ipoib_tx_flush(txq, r);
+			if (consumed < i)
+				goto out;	/* refused: frames i.. untouched */
+		}
+		if (unlikely(act != IPOIB_TX_SEND)) {
+			ipoib_tx_consume(txq, m, act, &rt);
+			consumed++;
 			continue;
 		}
-		txq->pending[k++] = *p;
+		if (r->n == 0) {
+			r->qp = rt.qp;
+			r->rc = rt.rc;
+		}
+		r->wr[r->n].m = m;
+		r->wr[r->n].ah = rt.ah;
+		r->wr[r->n].remote_qpn = rt.qpn;
+		r->wr[r->n].remote_qkey = IPOIB_QKEY_DEFAULT;
+		r->peer[r->n] = rt.peer;
+		r->n++;
 	}
-	txq->nb_pending = k;
-	for (i = 1; i <= k; i++) {
-		uint16_t run, sent, j;
-
-		if (i < k && txq->pending[i].qp == txq->pending[start].qp)
-			continue;
-		run = i - start;
-		for (j = 0; j < run; j++)
-			wr[j].m = txq->pending[start + j].m;
-		sent = txq->post_send(txq->pending[start].qp, wr, run);
-		for (j = start + sent; j < i; j++)
-			txq->pending[kept++] = txq->pending[j];
-		start = i;
-	}
-	txq->nb_pending = kept;
-}
-
-uint16_t
-ipoib_tx_backlog_room(const struct ipoib_txq *txq)
-{
-	return (uint16_t)(IPOIB_TX_PENDING - txq->nb_pending);
-}
-
-/* Drop what still waits (stop, close). */
-void
-ipoib_tx_backlog_purge(struct ipoib_txq *txq)
-{
-	uint16_t i;
-
-	for (i = 0; i < txq->nb_pending; i++)
-		ipoib_tx_drop(txq->pending[i].m, &txq->stats.drop_qp_error);
-	txq->nb_pending = 0;
+	consumed += ipoib_tx_flush(txq, r);
+out:
+	txq->stats.packets += consumed;
+	rte_rcu_qsbr_quiescent(txq->priv->pt.qsbr, txq->qsbr_id);
+	return consumed;
 }
 
 /* ---- queue setup ---------------------------------------------------------- */
@@ -362,12 +421,11 @@ ipoib_txq_setup(struct rte_eth_dev *dev, uint16_t qid, uint16_t nb_desc,
 				 RTE_CACHE_LINE_SIZE, (int)socket);
 	if (txq == NULL)
 		return -ENOMEM;
-	txq->batch = rte_zmalloc_socket("ipoib_txb", sizeof(*txq->batch),
-					RTE_CACHE_LINE_SIZE, (int)socket);
-	txq->pending = rte_zmalloc_socket("ipoib_txp", IPOIB_TX_PENDING *
-					  sizeof(*txq->pending),
-					  RTE_CACHE_LINE_SIZE, (int)socket);
-	if (txq->batch == NULL || txq->pending == NULL)
+	txq->run = rte_zmalloc_socket("ipoib_txr", sizeof(*txq->run),
+				      RTE_CACHE_LINE_SIZE, (int)socket);
+	txq->frag_run = rte_zmalloc_socket("ipoib_txf", sizeof(*txq->run),
+					   RTE_CACHE_LINE_SIZE, (int)socket);
+	if (txq->run == NULL || txq->frag_run == NULL)
 		goto fail;
 	txq->priv = priv;
 	txq->queue_id = qid;
@@ -388,8 +446,8 @@ ipoib_txq_setup(struct rte_eth_dev *dev, uint16_t qid, uint16_t nb_desc,
 fail:
 	rte_mempool_free(txq->frag_direct);
 	rte_mempool_free(txq->frag_indirect);
-	rte_free(txq->pending);
-	rte_free(txq->batch);
+	rte_free(txq->frag_run);
+	rte_free(txq->run);
 	rte_free(txq);
 	return -ENOMEM;
 }
@@ -401,11 +459,10 @@ ipoib_txq_release(struct rte_eth_dev *dev, uint16_t qid)
 
 	if (txq == NULL)
 		return;
-	ipoib_tx_backlog_purge(txq);
 	rte_mempool_free(txq->frag_direct);
 	rte_mempool_free(txq->frag_indirect);
-	rte_free(txq->pending);
-	rte_free(txq->batch);
+	rte_free(txq->frag_run);
+	rte_free(txq->run);
 	rte_free(txq);
 	dev->data->tx_queues[qid] = NULL;
 }

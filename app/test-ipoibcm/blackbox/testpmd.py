@@ -1,0 +1,137 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Drive stock dpdk-testpmd interactively: one object per process (host)."""
+
+import os
+import pty
+import re
+import select
+import subprocess
+import termios
+import time
+
+from ipoibtest import EAL, ENV, TESTPMD, plugin
+
+PROMPT = "testpmd> "
+
+
+class TestPmd:
+    """A dpdk-testpmd process in interactive mode, fed commands on stdin."""
+
+    def __init__(self, name, vdevs, args=(), main_lcore=0, mbufs=16384):
+        """Lcores 0 and 1; the forwarding one is the one not main."""
+        self.name = name
+        cmd = [TESTPMD, "-l", "0,1", "--main-lcore", str(main_lcore)] + \
+            EAL + [
+            "--file-prefix=" + name, "-d", plugin()]
+        cmd += ["--vdev=" + v for v in vdevs]
+        cmd += ["--", "-i", "--total-num-mbufs=%d" % mbufs] + list(args)
+        print("  [%s] $ %s" % (name, " ".join(cmd)), flush=True)
+        self.log = []
+        # a terminal, so that testpmd's stdout is line buffered
+        self.master, slave = pty.openpty()
+        attr = termios.tcgetattr(slave)
+        attr[3] &= ~termios.ECHO
+        termios.tcsetattr(slave, termios.TCSANOW, attr)
+        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=slave,
+                                  stderr=slave, env=ENV)
+        os.close(slave)
+        self.out = self._until_prompt(60)
+
+    def _read(self, timeout):
+        r, _, _ = select.select([self.master], [], [], timeout)
+        if not r:
+            return ""
+        try:
+            return os.read(self.master, 65536).decode(errors="replace")
+        except OSError:		# the other side closed
+            return None
+
+    def _until_prompt(self, timeout):
+        buf = ""
+        deadline = time.monotonic() + timeout
+        while not buf.endswith(PROMPT):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("%s: no prompt; output so far:\n%s" %
+                                   (self.name, buf[-3000:]))
+            data = self._read(left)
+            if data is None or (data == "" and self.p.poll() is not None):
+                raise RuntimeError("%s exited (%s):\n%s" %
+                                   (self.name, self.p.poll(), buf[-3000:]))
+            buf += data.replace("\r\n", "\n")
+        self.log.append(buf)
+        return buf[:-len(PROMPT)]
+
+    def cmd(self, line, timeout=60):
+        """Run one command; return what it printed."""
+        self.p.stdin.write((line + "\n").encode())
+        self.p.stdin.flush()
+        return self._until_prompt(timeout)
+
+    def mac(self, port=0):
+        out = self.cmd("show port info %d" % port)
+        return re.search(r"MAC address: ([0-9A-F:]{17})", out).group(1)
+
+    def stats(self, port=0):
+        out = self.cmd("show port stats %d" % port)
+        rx = re.search(r"RX-packets:\s+(\d+)", out)
+        tx = re.search(r"TX-packets:\s+(\d+)", out)
+        rxb = re.search(r"RX-bytes:\s+(\d+)", out)
+        return {"rx": int(rx.group(1)), "tx": int(tx.group(1)),
+                "rx_bytes": int(rxb.group(1))}
+
+    def xstats(self, port=0):
+        out = self.cmd("show port xstats %d" % port)
+        return {k: int(v) for k, v in
+                re.findall(r"^(\w+):\s+(\d+)\s*$", out, re.M)}
+
+    def wait_xstat(self, name, value, timeout=20, port=0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            v = self.xstats(port).get(name)
+            if v == value:
+                return True
+        return False
+
+    def settle_rx(self, timeout=30, port=0):
+        """Wait until the rx count stops moving; return the stats.
+
+        Meant for when every sender has stopped: on the shm fabric a sent
+        frame is in the receiver's CQ when the send returns, so once two
+        reads agree the forwarding lcore has taken everything.
+        """
+        last = None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            s = self.stats(port)
+            if last is not None and s["rx"] == last["rx"]:
+                return s
+            last = s
+            # a forwarding lcore drains between two reads
+            self.cmd("show port summary all")
+        return last
+
+    def quit(self, timeout=60):
+        try:
+            self.p.stdin.write(b"quit\n")
+            self.p.stdin.flush()
+            self.p.stdin.close()
+        except BrokenPipeError:
+            pass
+        try:
+            self.p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+        while True:
+            data = self._read(0.1)
+            if not data:
+                break
+            self.log.append(data)
+        os.close(self.master)
+        return self.p.returncode
+
+    def kill(self):
+        self.p.kill()
+        self.p.wait()
+        os.close(self.master)
