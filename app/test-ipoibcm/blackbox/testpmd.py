@@ -27,6 +27,7 @@ class TestPmd:
         cmd += ["--", "-i", "--total-num-mbufs=%d" % mbufs] + list(args)
         print("  [%s] $ %s" % (name, " ".join(cmd)), flush=True)
         self.log = []
+        self.pending = ""	# read past the last prompt
         # a terminal, so that testpmd's stdout is line buffered
         self.master, slave = pty.openpty()
         attr = termios.tcgetattr(slave)
@@ -47,9 +48,14 @@ class TestPmd:
             return None
 
     def _until_prompt(self, timeout):
-        buf = ""
+        """Output up to the next prompt; what follows it is kept.
+
+        testpmd prints some events (link changes) whenever they happen, so
+        the prompt is not always the last thing read.
+        """
+        buf = self.pending
         deadline = time.monotonic() + timeout
-        while not buf.endswith(PROMPT):
+        while PROMPT not in buf:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError("%s: no prompt; output so far:\n%s" %
@@ -59,8 +65,9 @@ class TestPmd:
                 raise RuntimeError("%s exited (%s):\n%s" %
                                    (self.name, self.p.poll(), buf[-3000:]))
             buf += data.replace("\r\n", "\n")
-        self.log.append(buf)
-        return buf[:-len(PROMPT)]
+        out, self.pending = buf.split(PROMPT, 1)
+        self.log.append(out)
+        return out
 
     def cmd(self, line, timeout=60):
         """Run one command; return what it printed."""

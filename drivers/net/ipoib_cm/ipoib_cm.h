@@ -189,10 +189,9 @@ struct ipoib_conn {
 	uint8_t dreq_sent;
 	/* control */
 	struct ipoib_cm_id *cm_id;
-	struct ipoib_pool pool;		/* non-SRQ passive */
+	struct ipoib_pool *pool;	/* non-SRQ passive: its buffers */
 	uint64_t charged;		/* bytes charged to mem_budget */
 	uint64_t since_ns;
-	uint64_t last_active_ns;
 	uint64_t token;			/* RCU: when it stopped being used */
 	uint64_t drain_deadline_ns;
 };
@@ -245,6 +244,7 @@ struct ipoib_priv {
 	struct ipoib_peers pt;
 	/* connections */
 	struct ipoib_conn **conns;	/* by index; NULL: free */
+	struct ipoib_conn *conn_slab;	/* the connections, one per index */
 	uint32_t nr_conns_max;		/* 2 x max_conns, + draining */
 	uint32_t conn_cursor;
 	uint32_t nr_active, nr_passive;	/* CONNECTING + CONNECTED */

@@ -35,17 +35,28 @@
 int
 ipoib_conns_init(struct ipoib_priv *priv)
 {
+	RTE_BUILD_BUG_ON(sizeof(struct ipoib_conn) > IPOIB_CONN_HOST_BYTES);
 	priv->nr_conns_max = 2 * priv->cfg.max_conns + IPOIB_CONN_SPARE;
 	priv->conns = rte_zmalloc("ipoib_conns", priv->nr_conns_max *
 				  sizeof(*priv->conns), RTE_CACHE_LINE_SIZE);
-	return priv->conns == NULL ? -ENOMEM : 0;
+	/* one slab: a connection costs sizeof(struct ipoib_conn), no more */
+	priv->conn_slab = rte_zmalloc("ipoib_conn_slab", priv->nr_conns_max *
+				      sizeof(*priv->conn_slab),
+				      RTE_CACHE_LINE_SIZE);
+	if (priv->conns == NULL || priv->conn_slab == NULL) {
+		ipoib_conns_fini(priv);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 void
 ipoib_conns_fini(struct ipoib_priv *priv)
 {
 	rte_free(priv->conns);
+	rte_free(priv->conn_slab);
 	priv->conns = NULL;
+	priv->conn_slab = NULL;
 }
 
 static struct ipoib_conn *
@@ -62,16 +73,14 @@ ipoib_conn_alloc(struct ipoib_priv *priv, struct ipoib_peer *peer,
 	}
 	if (i == priv->nr_conns_max)
 		return NULL;
-	c = rte_zmalloc("ipoib_conn", sizeof(*c), RTE_CACHE_LINE_SIZE);
-	if (c == NULL)
-		return NULL;
+	c = &priv->conn_slab[idx];
+	memset(c, 0, sizeof(*c));
 	priv->conn_cursor = idx + 1;
 	c->index = idx;
 	c->peer = peer;
 	c->active = active;
 	c->state = IPOIB_CONN_CONNECTING;
 	c->since_ns = ipoib_now_ns();
-	c->last_active_ns = c->since_ns;
 	if (active)
 		priv->nr_active++;
 	else
@@ -87,7 +96,8 @@ ipoib_conn_free(struct ipoib_priv *priv, struct ipoib_conn *c)
 	if (priv->conns[c->index] == c)
 		__atomic_store_n(&priv->conns[c->index], NULL, __ATOMIC_RELEASE);
 	priv->mem_conn_host -= sizeof(*c);
-	rte_free(c);
+	c->peer = NULL;
+	c->qp = NULL;
 }
 
 static struct ipoib_rxq *
@@ -135,14 +145,23 @@ ipoib_spill(struct ipoib_priv *priv, struct ipoib_peer *peer, bool refused)
 
 /* ---- teardown ------------------------------------------------------------ */
 
+/* Sending to the peer starts a connection again, on its next frame. */
+static void
+ipoib_peer_renew(struct ipoib_peer *peer)
+{
+	__atomic_store_n(&peer->state, IPOIB_PEER_NEW, __ATOMIC_RELEASE);
+}
+
 /*
  * Take a connection down: the datapath stops using it now; its QP is
  * flushed, and destroyed once the flushes are polled and every queue has
- * passed a quiescent state (ipoib_conn_reap_drained()).
+ * passed a quiescent state (ipoib_conn_reap_drained()). The peer of an
+ * active connection is spilled with a backoff if it refused or failed us,
+ * and otherwise connects again when next sent to.
  */
 static void
 ipoib_conn_close(struct ipoib_priv *priv, struct ipoib_conn *c,
-		 bool send_dreq)
+		 bool send_dreq, bool refused)
 {
 	const struct ipoib_hca_ops *ops = priv->ops;
 	struct ipoib_peer *peer = c->peer;
@@ -152,7 +171,10 @@ ipoib_conn_close(struct ipoib_priv *priv, struct ipoib_conn *c,
 	if (c->active) {
 		if (peer->txc == c) {
 			peer->txc = NULL;
-			ipoib_spill(priv, peer, false);
+			if (refused)
+				ipoib_spill(priv, peer, true);
+			else
+				ipoib_peer_renew(peer);
 		}
 		priv->nr_active--;
 	} else {
@@ -181,13 +203,15 @@ ipoib_conn_release_buffers(struct ipoib_priv *priv, struct ipoib_conn *c)
 {
 	if (c->ring.bufs != NULL)
 		ipoib_rx_ring_release(&c->ring);
-	if (c->pool.mp != NULL) {
-		if (ipoib_pool_idle(&c->pool)) {
-			ipoib_pool_free(priv, &c->pool);
+	if (c->pool != NULL) {
+		if (ipoib_pool_idle(c->pool)) {
+			ipoib_pool_free(priv, c->pool);
 		} else {
 			/* the application holds some: free it later */
-			ipoib_pools_defer(priv, &c->pool);
+			ipoib_pools_defer(priv, c->pool);
 		}
+		rte_free(c->pool);
+		c->pool = NULL;
 	}
 	priv->mem_used -= c->charged;
 	c->charged = 0;
@@ -288,7 +312,6 @@ ipoib_conn_connect(struct ipoib_priv *priv, struct ipoib_peer *peer)
 		priv->nr_spilled--;
 	__atomic_store_n(&peer->state, IPOIB_PEER_CONNECTING,
 			 __ATOMIC_RELEASE);
-	priv->cstats.retries += peer->retries > 0;
 }
 
 /* Datapath (any lcore): a peer offering connected mode was sent to. */
@@ -340,8 +363,7 @@ ipoib_conn_rep(struct ipoib_priv *priv, const struct ipoib_cm_event *ev)
 refuse:
 	priv->ops->cm_reject(c->cm_id, IPOIB_REJ_CONSUMER, NULL, 0);
 	ipoib_count_rej(priv->cstats.rej_sent, IPOIB_REJ_CONSUMER);
-	ipoib_conn_close(priv, c, false);
-	ipoib_spill(priv, peer, true);
+	ipoib_conn_close(priv, c, false, true);
 }
 
 /* A REJ or a timeout of our REQ. */
@@ -367,8 +389,7 @@ ipoib_conn_refused(struct ipoib_priv *priv, const struct ipoib_cm_event *ev)
 	}
 	priv->cstats.conn_failed++;
 	peer->retries++;
-	ipoib_conn_close(priv, c, false);
-	ipoib_spill(priv, peer, true);
+	ipoib_conn_close(priv, c, false, true);
 }
 
 /* ---- passive side -------------------------------------------------------- */
@@ -392,13 +413,16 @@ ipoib_conn_buffers(struct ipoib_priv *priv, struct ipoib_conn *c,
 			(room - RTE_PKTMBUF_HEADROOM);
 	int ret;
 
-	ret = ipoib_pool_create(priv, &c->pool, "conn", "c",
+	c->pool = rte_zmalloc("ipoib_conn_pool", sizeof(*c->pool), 0);
+	if (c->pool == NULL)
+		return -ENOMEM;
+	ret = ipoib_pool_create(priv, c->pool, "conn", "c",
 				ipoib_conn_pool_size(rxq->nb_desc, segs), room);
 	if (ret < 0)
 		return ret;
-	c->charged = c->pool.mem.len;
+	c->charged = c->pool->mem.len;
 	priv->mem_used += c->charged;
-	return ipoib_rx_ring_alloc(&c->ring, &c->pool, rxq->nb_desc,
+	return ipoib_rx_ring_alloc(&c->ring, c->pool, rxq->nb_desc,
 				   priv->rc_buf);
 }
 
@@ -458,7 +482,7 @@ ipoib_conn_req(struct ipoib_priv *priv, const struct ipoib_cm_event *ev)
 		return;
 	}
 	if (peer->rx != NULL)	/* the peer came back: the old one is stale */
-		ipoib_conn_close(priv, peer->rx, false);
+		ipoib_conn_close(priv, peer->rx, false, false);
 	if (priv->nr_passive >= priv->cfg.max_conns || priv->stopping) {
 		ipoib_conn_reject(priv, ev, IPOIB_REJ_NO_QP);
 		return;
@@ -482,7 +506,7 @@ ipoib_conn_req(struct ipoib_priv *priv, const struct ipoib_cm_event *ev)
 		ipoib_conn_reject(priv, ev, IPOIB_REJ_NO_RESOURCES);
 		c->cm_id = NULL;
 		peer->rx = c;
-		ipoib_conn_close(priv, c, false);
+		ipoib_conn_close(priv, c, false, false);
 		return;
 	}
 	peer->rx = c;
@@ -524,12 +548,13 @@ ipoib_conn_handle_cm(struct ipoib_priv *priv, const struct ipoib_cm_event *ev)
 			ipoib_conn_refused(priv, ev);
 		} else {
 			ipoib_count_rej(priv->cstats.rej_rcvd, ev->reason);
-			ipoib_conn_close(priv, c, false);
+			ipoib_conn_close(priv, c, false, true);
 		}
 		break;
 	case IPOIB_CM_DREQ_RCVD:
+		/* the peer is done with it: reconnect when next sent to */
 		if (c != NULL)
-			ipoib_conn_close(priv, c, false);
+			ipoib_conn_close(priv, c, false, false);
 		break;
 	case IPOIB_CM_DISCONNECTED:
 		if (c != NULL)
@@ -553,9 +578,7 @@ ipoib_conn_handle_async(struct ipoib_priv *priv,
 		if (c != NULL && c->state != IPOIB_CONN_DRAINING) {
 			IPOIB_LOG(INFO, "connection %u to peer %u failed",
 				  c->index, c->peer->index);
-			ipoib_conn_close(priv, c, false);
-			if (c->active)
-				ipoib_spill(priv, c->peer, true);
+			ipoib_conn_close(priv, c, false, true);
 		}
 		break;
 	case IPOIB_EVENT_SRQ_LIMIT:
@@ -611,8 +634,9 @@ ipoib_pick_spilled(struct ipoib_priv *priv, uint64_t now)
 	for (i = 0; i < priv->pt.nr_max; i++) {
 		struct ipoib_peer *p = &priv->pt.peers[i];
 
+		/* a peer nobody talks to any more is left on UD */
 		if (p->ah == NULL || p->dead || p->state != IPOIB_PEER_SPILLED ||
-		    now < p->next_retry_ns)
+		    now < p->next_retry_ns || p->rate == 0)
 			continue;
 		if (best == NULL || p->rate > best->rate)
 			best = p;
@@ -655,7 +679,7 @@ ipoib_reap(struct ipoib_priv *priv, uint64_t now)
 		    now - RTE_MAX(c->peer->last_active_ns, c->since_ns) < idle)
 			continue;
 		priv->cstats.reaped++;
-		ipoib_conn_close(priv, c, true);
+		ipoib_conn_close(priv, c, true, false);
 	}
 }
 
@@ -689,7 +713,7 @@ ipoib_evict(struct ipoib_priv *priv, uint64_t now)
 	if (lru == NULL)
 		return;
 	priv->cstats.evictions++;
-	ipoib_conn_close(priv, lru, true);
+	ipoib_conn_close(priv, lru, true, false);
 }
 
 static void
@@ -756,7 +780,7 @@ ipoib_conns_close_all(struct ipoib_priv *priv)
 
 	for (i = 0; i < priv->nr_conns_max; i++)
 		if (priv->conns[i] != NULL)
-			ipoib_conn_close(priv, priv->conns[i], true);
+			ipoib_conn_close(priv, priv->conns[i], true, false);
 }
 
 /* Destroy what has drained; true when no connection is left. */

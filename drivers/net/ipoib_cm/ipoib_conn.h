@@ -16,6 +16,8 @@
 #define IPOIB_BUSY_PPS		10	/* a spilled peer this busy may evict */
 #define IPOIB_EVICT_IDLE_NS	(2ULL * 1000000000ULL)
 #define IPOIB_DEAD_POOLS	256
+/* The driver's host memory per connection, checked at build time. */
+#define IPOIB_CONN_HOST_BYTES	128
 
 static inline void
 ipoib_count_rej(uint64_t *by_reason, uint16_t reason)

@@ -15,6 +15,7 @@
 #include "ipoib_cm.h"
 #include "ipoib_log.h"
 #include "ipoib_rxq.h"
+#include "ipoib_telemetry.h"
 #include "ipoib_trigger.h"
 #include "ipoib_tx.h"
 #include "ipoib_xstats.h"
@@ -268,6 +269,17 @@ static const struct eth_dev_ops ipoib_dev_ops = {
 	.rx_burst_mode_get = ipoib_rx_burst_mode_get,
 	.tx_burst_mode_get = ipoib_tx_burst_mode_get,
 };
+
+struct ipoib_priv *
+ipoib_priv_of_port(uint16_t port)
+{
+	struct rte_eth_dev *dev;
+
+	if (!rte_eth_dev_is_valid_port(port))
+		return NULL;
+	dev = &rte_eth_devices[port];
+	return dev->dev_ops == &ipoib_dev_ops ? dev->data->dev_private : NULL;
+}
 
 static int
 ipoib_probe(struct rte_vdev_device *vdev)

@@ -67,7 +67,7 @@ int
 ipoib_peers_init(struct ipoib_priv *priv, const char *name)
 {
 	uint32_t n = RTE_MAX((uint32_t)IPOIB_PEERS_MIN,
-			     4 * priv->cfg.max_conns);
+			     IPOIB_PEERS_PER_CONN * priv->cfg.max_conns);
 	struct ipoib_peers *pt = &priv->pt;
 	char nm[RTE_HASH_NAMESIZE];
 	size_t qsz;
@@ -86,11 +86,12 @@ ipoib_peers_init(struct ipoib_priv *priv, const char *name)
 		goto fail;
 	if (rte_rcu_qsbr_init(pt->qsbr, IPOIB_QSBR_THREADS) != 0)
 		goto fail;
-	snprintf(nm, sizeof(nm), "ipm_%s", name);
+	/* short names: DPDK derives longer ones (defer queues) from them */
+	snprintf(nm, sizeof(nm), "ipm_%u", priv->eth_dev->data->port_id);
 	pt->mac_hash = ipoib_hash_create(nm, n, RTE_ETHER_ADDR_LEN, pt->qsbr);
-	snprintf(nm, sizeof(nm), "iph_%s", name);
+	snprintf(nm, sizeof(nm), "iph_%u", priv->eth_dev->data->port_id);
 	pt->hw_hash = ipoib_hash_create(nm, n, IPOIB_HWADDR_LEN, pt->qsbr);
-	snprintf(nm, sizeof(nm), "ipf_%s", name);
+	snprintf(nm, sizeof(nm), "ipf_%u", priv->eth_dev->data->port_id);
 	pt->free = rte_ring_create(nm, n, (int)rte_socket_id(),
 				   RING_F_EXACT_SZ);
 	if (pt->mac_hash == NULL || pt->hw_hash == NULL || pt->free == NULL)
@@ -214,6 +215,24 @@ ipoib_peer_bind_mac(struct ipoib_priv *priv, struct ipoib_peer *peer)
 			      (void *)(uintptr_t)peer->index);
 }
 
+/*
+ * A UD source does not tell its flags (ARP does): ask the subnet directory
+ * where the transport has one, so that connected mode is known at once.
+ */
+static uint8_t
+ipoib_peer_flags(struct ipoib_priv *priv, const struct ipoib_hwaddr *hw,
+		 const struct rte_ether_addr *mac)
+{
+	struct ipoib_hwaddr dir;
+
+	if (hw->bytes[0] != 0 || priv->ops->addr_resolve == NULL ||
+	    priv->ops->addr_resolve(priv->hca, mac->addr_bytes,
+				    dir.bytes) < 0 ||
+	    !ipoib_hwaddr_eq_qpn_gid(&dir, hw))
+		return hw->bytes[0];
+	return dir.bytes[0];
+}
+
 static struct ipoib_peer *
 ipoib_peer_new(struct ipoib_priv *priv, const struct ipoib_hwaddr *hw)
 {
@@ -235,6 +254,7 @@ ipoib_peer_new(struct ipoib_priv *priv, const struct ipoib_hwaddr *hw)
 	peer->hw = *hw;
 	peer->qpn = ipoib_hwaddr_qpn(hw);
 	ipoib_mac_from_hwaddr(&peer->mac, hw);
+	peer->hw.bytes[0] = ipoib_peer_flags(priv, hw, &peer->mac);
 	peer->tx = NULL;
 	peer->rx = NULL;
 	peer->dead = 0;
@@ -249,8 +269,8 @@ ipoib_peer_new(struct ipoib_priv *priv, const struct ipoib_hwaddr *hw)
 	peer->sample_pkts = 0;
 	peer->rate = 0;
 	peer->sid_try = 0;
-	peer->state = (hw->bytes[0] & IPOIB_HWADDR_F_RC) ? IPOIB_PEER_NEW :
-							    IPOIB_PEER_UD;
+	peer->state = (peer->hw.bytes[0] & IPOIB_HWADDR_F_RC) ?
+		      IPOIB_PEER_NEW : IPOIB_PEER_UD;
 	ipoib_hw_key(&key, hw);
 	/* the entry is complete before readers can find it */
 	if (rte_hash_add_key_data(pt->hw_hash, &key, idx) < 0) {

@@ -16,7 +16,8 @@
 #include "ipoib_hca.h"
 #include "ipoib_wire.h"
 
-#define IPOIB_PEERS_MIN		16384	/* peer table: at least this */
+#define IPOIB_PEERS_MIN		4096	/* peer table: at least this */
+#define IPOIB_PEERS_PER_CONN	16	/* and this many per max_conns */
 /* RCU readers: every rx queue, then every tx queue */
 #define IPOIB_QSBR_THREADS	(2 * 16)
 

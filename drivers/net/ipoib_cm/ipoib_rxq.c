@@ -58,7 +58,7 @@ ipoib_pool_create(struct ipoib_priv *priv, struct ipoib_pool *pool,
 	/* one virtually contiguous chunk: objects back to back */
 	sz = (size_t)n * rte_mempool_calc_obj_size(mp->elt_size, mp->flags,
 						   &osz);
-	ret = priv->ops->mem_alloc(priv->hca, sz + RTE_MEMPOOL_ALIGN,
+	ret = priv->ops->mem_alloc(priv->hca, ipoib_pool_bytes(n, data_room),
 				   &pool->mem);
 	if (ret < 0)
 		goto fail_mp;
@@ -272,6 +272,17 @@ ipoib_rxq_cqe(const struct ipoib_priv *priv, uint16_t nb_desc)
 	return fit * nb_desc + priv->cfg.max_conns + 64;
 }
 
+/* The HCA memory a pool of n mbufs of data_room bytes takes. */
+uint64_t
+ipoib_pool_bytes(uint32_t n, uint32_t data_room)
+{
+	struct rte_mempool_objsz osz;
+
+	return (uint64_t)n * rte_mempool_calc_obj_size(
+		sizeof(struct rte_mbuf) + data_room,
+		RTE_MEMPOOL_F_NO_IOVA_CONTIG, &osz) + RTE_MEMPOOL_ALIGN;
+}
+
 uint64_t
 ipoib_conn_ring_bytes(const struct ipoib_priv *priv,
 		      const struct ipoib_rxq *rxq)
@@ -279,10 +290,9 @@ ipoib_conn_ring_bytes(const struct ipoib_priv *priv,
 	uint32_t room = rte_pktmbuf_data_room_size(rxq->app_mp);
 	uint32_t seg = room - RTE_PKTMBUF_HEADROOM;
 	uint32_t segs = (priv->rc_buf + seg - 1) / seg;
-	uint32_t n = ipoib_conn_pool_size(rxq->nb_desc, segs);
 
-	/* what rte_mempool takes per mbuf: header, mbuf, data room */
-	return (uint64_t)n * (64 + sizeof(struct rte_mbuf) + room);
+	return ipoib_pool_bytes(ipoib_conn_pool_size(rxq->nb_desc, segs),
+				room);
 }
 
 int

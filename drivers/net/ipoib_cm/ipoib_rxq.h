@@ -55,7 +55,9 @@ int ipoib_rxq_start(struct ipoib_priv *priv, struct ipoib_rxq *rxq);
 void ipoib_rxq_stop(struct ipoib_priv *priv, struct ipoib_rxq *rxq);
 /* Completion queue entries queue qid needs for its connections. */
 uint32_t ipoib_rxq_cqe(const struct ipoib_priv *priv, uint16_t nb_desc);
-/* Bytes of receive buffers one non-SRQ connection posts. */
+/* The HCA memory a pool of n mbufs of data_room bytes takes. */
+uint64_t ipoib_pool_bytes(uint32_t n, uint32_t data_room);
+/* Bytes of receive buffers one non-SRQ connection posts (its pool). */
 uint64_t ipoib_conn_ring_bytes(const struct ipoib_priv *priv,
 			       const struct ipoib_rxq *rxq);
 

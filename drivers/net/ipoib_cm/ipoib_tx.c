@@ -23,7 +23,7 @@
 #include "ipoib_tx.h"
 
 #define IPOIB_FRAG_MAX		64	/* fragments of one packet */
-#define IPOIB_FRAG_POOL		2047
+#define IPOIB_FRAG_POOL		1023
 #define IPOIB_NEG_CACHE_MS	100
 
 /* What becomes of a frame. */

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ *
+ * Telemetry (dpdk-telemetry.py):
+ *   /ipoibcm/summary,<port>          the port and its connection table
+ *   /ipoibcm/conns,<port>[,<first>]  peers from index <first>: state,
+ *                                    path, traffic, idle time; a page at a
+ *                                    time, "next" says where to go on
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_telemetry.h>
+
+#include "ipoib_cm.h"
+#include "ipoib_telemetry.h"
+#include "ipoib_xstats.h"
+
+#define IPOIB_TEL_PAGE		40	/* peers per answer: 16 KiB replies */
+
+static const char *const ipoib_peer_state_names[] = {
+	[IPOIB_PEER_UD] = "ud-only",
+	[IPOIB_PEER_NEW] = "new",
+	[IPOIB_PEER_CONNECTING] = "connecting",
+	[IPOIB_PEER_CONNECTED] = "connected",
+	[IPOIB_PEER_SPILLED] = "spilled",
+};
+
+/* "<port>[,<n>]": the port must be one of ours. */
+static struct ipoib_priv *
+ipoib_tel_port(const char *params, unsigned long *arg)
+{
+	struct ipoib_priv *priv;
+	unsigned long port;
+	char *end;
+
+	if (params == NULL || *params == '\0')
+		return NULL;
+	port = strtoul(params, &end, 10);
+	if (end == params || (*end != '\0' && *end != ','))
+		return NULL;
+	*arg = 0;
+	if (*end == ',') {
+		const char *a = end + 1;
+
+		*arg = strtoul(a, &end, 10);
+		if (end == a || *end != '\0')
+			return NULL;
+	}
+	if (port >= RTE_MAX_ETHPORTS)
+		return NULL;
+	priv = ipoib_priv_of_port((uint16_t)port);
+	return priv;
+}
+
+static int
+ipoib_tel_summary(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct ipoib_priv *priv;
+	struct ipoib_gauges g;
+	unsigned long unused;
+
+	RTE_SET_USED(cmd);
+	priv = ipoib_tel_port(params, &unused);
+	if (priv == NULL)
+		return -EINVAL;
+	rte_tel_data_start_dict(d);
+	pthread_mutex_lock(&priv->ctrl_lock);
+	ipoib_gauges(priv, &g);
+	rte_tel_data_add_dict_int(d, "port", priv->eth_dev->data->port_id);
+	rte_tel_data_add_dict_string(d, "hca", priv->attr.name);
+	rte_tel_data_add_dict_string(d, "receive", !priv->started ? "stopped" :
+				     priv->srq ? "SRQ" : "non-SRQ");
+	rte_tel_data_add_dict_u64(d, "ud_qpn", priv->ud_qpn);
+	rte_tel_data_add_dict_u64(d, "mtu", priv->eth_dev->data->mtu);
+	rte_tel_data_add_dict_u64(d, "max_conns", priv->cfg.max_conns);
+	rte_tel_data_add_dict_u64(d, "peers", g.peers);
+	rte_tel_data_add_dict_u64(d, "tx_connected", g.tx_connected);
+	rte_tel_data_add_dict_u64(d, "tx_connecting", g.tx_connecting);
+	rte_tel_data_add_dict_u64(d, "rx_connections", g.rx);
+	rte_tel_data_add_dict_u64(d, "spilled", g.spilled);
+	rte_tel_data_add_dict_u64(d, "ud_only", g.ud_only);
+	rte_tel_data_add_dict_u64(d, "mem_budget", priv->cfg.mem_budget);
+	rte_tel_data_add_dict_u64(d, "mem_used", priv->mem_used);
+	rte_tel_data_add_dict_u64(d, "host_bytes_per_conn",
+				  g.conns ? priv->mem_conn_host / g.conns : 0);
+	rte_tel_data_add_dict_u64(d, "promotions", priv->cstats.promotions);
+	rte_tel_data_add_dict_u64(d, "reaped", priv->cstats.reaped);
+	rte_tel_data_add_dict_u64(d, "evictions", priv->cstats.evictions);
+	rte_tel_data_add_dict_u64(d, "spills", priv->cstats.spills);
+	rte_tel_data_add_dict_u64(d, "retries", priv->cstats.retries);
+	pthread_mutex_unlock(&priv->ctrl_lock);
+	return 0;
+}
+
+/* One peer: state, the path it is sent on, traffic, idle time. */
+static struct rte_tel_data *
+ipoib_tel_peer(const struct ipoib_peer *p, uint64_t now)
+{
+	struct rte_tel_data *c = rte_tel_data_alloc();
+	uint32_t st = __atomic_load_n(&p->state, __ATOMIC_RELAXED);
+	char gid[48];
+	const uint8_t *g = ipoib_hwaddr_gid(&p->hw);
+	uint64_t tx_rc = __atomic_load_n(&p->tx_rc_pkts, __ATOMIC_RELAXED);
+	uint64_t tx_ud = __atomic_load_n(&p->tx_ud_pkts, __ATOMIC_RELAXED);
+
+	if (c == NULL)
+		return NULL;
+	snprintf(gid, sizeof(gid), "%02x%02x:%02x%02x:%02x%02x:%02x%02x",
+		 g[8], g[9], g[10], g[11], g[12], g[13], g[14], g[15]);
+	rte_tel_data_start_dict(c);
+	rte_tel_data_add_dict_string(c, "state",
+				     st < RTE_DIM(ipoib_peer_state_names) ?
+				     ipoib_peer_state_names[st] : "?");
+	rte_tel_data_add_dict_string(c, "path",
+				     st == IPOIB_PEER_CONNECTED ? "RC" : "UD");
+	rte_tel_data_add_dict_string(c, "rx_path", p->rx != NULL ? "RC" :
+				     "UD");
+	rte_tel_data_add_dict_string(c, "gid", gid);
+	rte_tel_data_add_dict_u64(c, "qpn", p->qpn);
+	rte_tel_data_add_dict_u64(c, "tx_packets", tx_rc + tx_ud);
+	rte_tel_data_add_dict_u64(c, "tx_rc_packets", tx_rc);
+	rte_tel_data_add_dict_u64(c, "tx_bytes",
+		__atomic_load_n(&p->tx_rc_bytes, __ATOMIC_RELAXED) +
+		__atomic_load_n(&p->tx_ud_bytes, __ATOMIC_RELAXED));
+	rte_tel_data_add_dict_u64(c, "rx_packets",
+		__atomic_load_n(&p->rx_pkts, __ATOMIC_RELAXED));
+	rte_tel_data_add_dict_u64(c, "rx_bytes",
+		__atomic_load_n(&p->rx_bytes, __ATOMIC_RELAXED));
+	rte_tel_data_add_dict_u64(c, "idle_ms",
+				  (now - p->last_active_ns) / 1000000);
+	return c;
+}
+
+static int
+ipoib_tel_conns(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct ipoib_priv *priv;
+	unsigned long first;
+	uint64_t now = ipoib_now_ns();
+	uint32_t i, n = 0;
+	char key[16];
+
+	RTE_SET_USED(cmd);
+	priv = ipoib_tel_port(params, &first);
+	if (priv == NULL)
+		return -EINVAL;
+	rte_tel_data_start_dict(d);
+	pthread_mutex_lock(&priv->ctrl_lock);
+	for (i = (uint32_t)RTE_MIN(first, (unsigned long)priv->pt.nr_max);
+	     i < priv->pt.nr_max && n < IPOIB_TEL_PAGE; i++) {
+		const struct ipoib_peer *p = &priv->pt.peers[i];
+		struct rte_tel_data *c;
+
+		if (p->ah == NULL || p->dead)
+			continue;
+		c = ipoib_tel_peer(p, now);
+		if (c == NULL)
+			break;
+		snprintf(key, sizeof(key), "%u", i);
+		if (rte_tel_data_add_dict_container(d, key, c, 0) < 0) {
+			rte_tel_data_free(c);
+			break;
+		}
+		n++;
+	}
+	pthread_mutex_unlock(&priv->ctrl_lock);
+	rte_tel_data_add_dict_u64(d, "next", i < priv->pt.nr_max ? i : 0);
+	return 0;
+}
+
+RTE_INIT(ipoib_telemetry_init)
+{
+	rte_telemetry_register_cmd("/ipoibcm/summary", ipoib_tel_summary,
+		"The net_ipoibcm port and its connection table. "
+		"Parameters: int port_id");
+	rte_telemetry_register_cmd("/ipoibcm/conns", ipoib_tel_conns,
+		"Peers of a net_ipoibcm port: state, path, traffic, idle time, "
+		"40 at a time from the given index; 'next' is where to go on. "
+		"Parameters: int port_id[,int first_peer]");
+}
