@@ -36,8 +36,9 @@ cm_net_open(struct cm_net *net, const char *fabric, const char *a_args,
 	for (i = 0; i <= n; i++) {
 		snprintf(net->names[i], sizeof(net->names[i]),
 			 "net_ipoibcm_cm%u", i);
-		snprintf(args, sizeof(args), "fabric=%s,guid=0x%x,%s", fabric,
-			 0x1000 + i, i == 0 ? a_args : b_args);
+		snprintf(args, sizeof(args), "fabric=%s,guid=0x%x,%s",
+			 test_fabric(fabric), 0x1000 + i,
+			 i == 0 ? a_args : b_args);
 		TEST_RUN(test_port_create(net->names[i], args, 1, 1500,
 					  &net->port[i]));
 		rte_eth_macaddr_get(net->port[i], &net->mac[i]);
@@ -283,7 +284,8 @@ test_cm_peer_gone(void)
 	TEST_ASSERT(test_wait_xstat(net.port[0], "conns_rx", 0, TIMEOUT_MS),
 		    "its passive connection too");
 	/* the peer returns (same GUID, a new UD QPN: a new address) */
-	snprintf(args, sizeof(args), "fabric=t_cm_gone,guid=0x%x", 0x1001);
+	snprintf(args, sizeof(args), "fabric=%s,guid=0x%x",
+		 test_fabric("t_cm_gone"), 0x1001);
 	TEST_RUN(test_port_create(net.names[1], args, 1, 1500,
 				  &net.port[1]));
 	rte_eth_macaddr_get(net.port[1], &net.mac[1]);

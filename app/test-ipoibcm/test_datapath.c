@@ -26,8 +26,10 @@ dp_open(struct dp_pair *p, const char *args, uint16_t mtu)
 {
 	char a_args[256], b_args[256];
 
-	snprintf(a_args, sizeof(a_args), "%s", args);
-	snprintf(b_args, sizeof(b_args), "%s", args);
+	snprintf(a_args, sizeof(a_args), "fabric=%s,%s", test_fabric("t_dp"),
+		 args);
+	snprintf(b_args, sizeof(b_args), "fabric=%s,%s", test_fabric("t_dp"),
+		 args);
 	p->a_name = "net_ipoibcm_dpa";
 	p->b_name = "net_ipoibcm_dpb";
 	TEST_RUN(test_port_create(p->a_name, a_args, 1, mtu, &p->a));
@@ -97,7 +99,7 @@ dp_ud_then_rc(const char *args)
 static int
 test_dp_srq(void)
 {
-	return dp_ud_then_rc("fabric=t_dp_srq,srq=on");
+	return dp_ud_then_rc("srq=on");
 }
 REGISTER_IPOIB_TEST(dp_ud_then_rc_srq, test_dp_srq,
 		    "UD, then RC once connected, SRQ receive");
@@ -105,7 +107,7 @@ REGISTER_IPOIB_TEST(dp_ud_then_rc_srq, test_dp_srq,
 static int
 test_dp_nosrq(void)
 {
-	return dp_ud_then_rc("fabric=t_dp_nosrq,srq=off");
+	return dp_ud_then_rc("srq=off");
 }
 REGISTER_IPOIB_TEST(dp_ud_then_rc_nosrq, test_dp_nosrq,
 		    "UD, then RC once connected, non-SRQ receive");
@@ -137,7 +139,7 @@ dp_large(const char *args)
 static int
 test_dp_large_srq(void)
 {
-	return dp_large("fabric=t_dpl_srq,srq=on");
+	return dp_large("srq=on");
 }
 REGISTER_IPOIB_TEST(dp_large_srq, test_dp_large_srq,
 		    "64 KiB frames: UD fragments, whole on RC, SRQ");
@@ -145,7 +147,7 @@ REGISTER_IPOIB_TEST(dp_large_srq, test_dp_large_srq,
 static int
 test_dp_large_nosrq(void)
 {
-	return dp_large("fabric=t_dpl_nosrq,srq=off");
+	return dp_large("srq=off");
 }
 REGISTER_IPOIB_TEST(dp_large_nosrq, test_dp_large_nosrq,
 		    "64 KiB frames: UD fragments, whole on RC, non-SRQ");

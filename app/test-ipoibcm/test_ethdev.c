@@ -10,6 +10,7 @@
 #include <rte_mbuf.h>
 
 #include "test.h"
+#include "test_util.h"
 
 #define NB_QUEUES 2
 
@@ -30,6 +31,7 @@ test_ethdev_lifecycle(void)
 	struct rte_eth_stats stats;
 	struct rte_eth_link link;
 	struct rte_mempool *mp;
+	char args[64];
 	size_t before;
 	uint16_t port, q;
 	int round;
@@ -39,12 +41,14 @@ test_ethdev_lifecycle(void)
 				     rte_socket_id());
 	TEST_ASSERT(mp != NULL, "mempool");
 	/* ethdev allocates its shared port data on the first probe ever */
-	TEST_ASSERT(rte_vdev_init("net_ipoibcm_lc", "") == 0, "warm-up probe");
+	snprintf(args, sizeof(args), "fabric=%s", test_fabric("t_lifecycle"));
+	TEST_ASSERT(rte_vdev_init("net_ipoibcm_lc", args) == 0,
+		    "warm-up probe");
 	TEST_ASSERT(rte_vdev_uninit("net_ipoibcm_lc") == 0, "warm-up remove");
 	before = heap_in_use();
 	for (round = 0; round < 3; round++) {
-		TEST_ASSERT(rte_vdev_init("net_ipoibcm_lc",
-					  "fabric=t_lifecycle") == 0, "probe");
+		TEST_ASSERT(rte_vdev_init("net_ipoibcm_lc", args) == 0,
+			    "probe");
 		TEST_ASSERT(rte_eth_dev_get_port_by_name("net_ipoibcm_lc",
 							  &port) == 0, "port");
 		TEST_ASSERT(rte_eth_dev_info_get(port, &info) == 0, "info");

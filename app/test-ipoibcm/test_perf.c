@@ -25,7 +25,8 @@ perf_run(const char *mode)
 	uint16_t a, b;
 	unsigned int s;
 
-	snprintf(args, sizeof(args), "fabric=t_perf_%s,srq=%s", mode, mode);
+	snprintf(args, sizeof(args), "fabric=%s,srq=%s",
+		 test_fabric("t_perf"), mode);
 	TEST_RUN(test_port_create("net_ipoibcm_pa", args, 1, 65520, &a));
 	TEST_RUN(test_port_create("net_ipoibcm_pb", args, 1, 65520, &b));
 	rte_eth_macaddr_get(a, &am);

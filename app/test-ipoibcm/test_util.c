@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rte_bus_vdev.h>
 #include <rte_ethdev.h>
@@ -26,6 +27,17 @@ test_mempool(void)
 						  RTE_MBUF_DEFAULT_BUF_SIZE,
 						  rte_socket_id());
 	return test_mp;
+}
+
+const char *
+test_fabric(const char *base)
+{
+	static char names[8][32];
+	static unsigned int next;
+	char *n = names[next++ % RTE_DIM(names)];
+
+	snprintf(n, sizeof(names[0]), "%.20s_%d", base, (int)getpid());
+	return n;
 }
 
 uint64_t

@@ -72,7 +72,7 @@ ENV = _sanitizer_env()
 
 def testpmd(vdevs, prefix, args=(), stdin=None, timeout=60, plugin_path=None):
     """Run stock dpdk-testpmd with the plugin; return (rc, output)."""
-    cmd = [TESTPMD] + EAL + ["--file-prefix=" + prefix,
+    cmd = [TESTPMD] + EAL + ["--file-prefix=%s_%d" % (prefix, os.getpid()),
                              "-d", plugin_path or plugin()]
     for v in vdevs:
         cmd += ["--vdev=" + v]

@@ -24,7 +24,7 @@ params = drv[0].get("params", "") if drv else ""
 for k in KEYS:
     check(k + "=" in params, "parameter string lists " + k)
 
-rc, out = testpmd(["net_ipoibcm0,fabric=bb_plugin"], "bb_plugin",
+rc, out = testpmd(["net_ipoibcm0,fabric=bb_plugin_%d" % os.getpid()], "bb_plugin",
                   ["-i", "--total-num-mbufs=16384"],
                   stdin="show port summary all\nquit\n")
 check(rc == 0, "testpmd with the plugin exits cleanly")
@@ -47,7 +47,7 @@ try:
           found[0].startswith(dest + pmd_dir),
           "meson install puts the plugin in the EAL plugin directory")
     if found:
-        rc, out = testpmd(["net_ipoibcm0,fabric=bb_plugin"], "bb_plugin",
+        rc, out = testpmd(["net_ipoibcm0,fabric=bb_plugin_%d" % os.getpid()], "bb_plugin",
                           ["-i", "--total-num-mbufs=16384"],
                           stdin="show port summary all\nquit\n",
                           plugin_path=os.path.dirname(found[0]))

@@ -22,7 +22,7 @@ class TestPmd:
         self.name = name
         cmd = [TESTPMD, "-l", "0,1", "--main-lcore", str(main_lcore)] + \
             EAL + [
-            "--file-prefix=" + name, "-d", plugin()]
+            "--file-prefix=%s_%d" % (name, os.getpid()), "-d", plugin()]
         cmd += ["--vdev=" + v for v in vdevs]
         cmd += ["--", "-i", "--total-num-mbufs=%d" % mbufs] + list(args)
         print("  [%s] $ %s" % (name, " ".join(cmd)), flush=True)
