@@ -571,11 +571,12 @@ ipoib_conn_handle_async(struct ipoib_priv *priv,
 
 	switch (ev->type) {
 	case IPOIB_EVENT_QP_FATAL:
-		priv->cstats.qp_errors++;
+		/* our own teardowns put QPs in error too: those do not count */
 		if (ev->qp_context >= priv->nr_conns_max)
 			break;
 		c = priv->conns[ev->qp_context];
 		if (c != NULL && c->state != IPOIB_CONN_DRAINING) {
+			priv->cstats.qp_errors++;
 			IPOIB_LOG(INFO, "connection %u to peer %u failed",
 				  c->index, c->peer->index);
 			ipoib_conn_close(priv, c, false, true);

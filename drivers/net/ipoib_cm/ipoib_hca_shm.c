@@ -143,7 +143,9 @@ ipoib_shm_mem_alloc(struct ipoib_hca *hca, size_t len,
 static void
 ipoib_shm_mem_free(struct ipoib_hca *hca, struct ipoib_hca_mem *mem)
 {
-	struct shm_mem m = { .addr = mem->addr, .len = mem->len };
+	struct shm_mem m = {
+		.addr = mem->addr, .len = mem->len, .lkey = mem->lkey,
+	};
 
 	shm_mem_free(hca->f, &m);
 	mem->addr = NULL;

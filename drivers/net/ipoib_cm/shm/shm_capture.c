@@ -177,6 +177,9 @@ shm_capture_rx(struct shm_port *p, const struct shm_wc *wc,
 		goto out;
 	shm_capture_rec_hdr(p->cap, len);
 	fwrite(pseudo, sizeof(pseudo), 1, p->cap->fp);
+	/* no more than the record header's caplen, or the file is broken */
+	if (len > SHM_SNAPLEN - SHM_PSEUDO_LEN)
+		len = SHM_SNAPLEN - SHM_PSEUDO_LEN;
 	for (s = 0; s < d->num_sge && len > 0; s++) {
 		uint32_t n = d->sge[s].len;
 

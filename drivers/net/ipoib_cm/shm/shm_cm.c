@@ -200,6 +200,18 @@ shm_cm_event_priv(struct shm_cm_event *ev, const struct shm_cm_msg *m)
 	ev->reason = m->reason;
 }
 
+/*
+ * Private data of a message (checked by the caller); NULL with length 0 is
+ * none, which memcpy() may not be given.
+ */
+static void
+shm_cm_priv_set(struct shm_cm_msg *m, const uint8_t *priv, uint8_t len)
+{
+	m->priv_len = len;
+	if (len != 0)
+		memcpy(m->priv, priv, len);
+}
+
 static bool
 shm_cm_listening(const struct shm_port *p, uint64_t service_id)
 {
@@ -347,6 +359,28 @@ shm_cm_rx(struct shm_port *p, const struct shm_cm_msg *m,
 	return shm_cm_rx_reply(p, m, ev);
 }
 
+/*
+ * The passive side whose RTUs were all lost: the active QP is RTS and
+ * connected to ours, so the RTU was sent and data may be flowing into our
+ * RTR QP. On an HCA the first message received raises the communication
+ * established event (COMM_EST) and ib_cm establishes as if the RTU had
+ * come; here the active QP's state says the same. Without this, the
+ * passive side gave up with a TIMEOUT on a connection its peer uses.
+ */
+static bool
+shm_cm_comm_est(struct shm_cm_id *id)
+{
+	const struct shm_qp_ent *peer;
+
+	if (id->state != SHM_CMS_REP_SENT || id->qp == NULL)
+		return false;
+	peer = shm_qp_lookup(id->port->f, id->remote_qpn);
+	return peer != NULL && shm_load(&peer->state) == SHM_QPS_RTS &&
+	       shm_load_relaxed(&peer->remote_qpn) == shm_qp_num(id->qp) &&
+	       shm_qp_connect(id->qp, id->remote_qpn, id->rnr_retry,
+			      SHM_QPS_RTS) == 0;
+}
+
 /* A response timeout: resend, or give up with an event. */
 static bool
 shm_cm_timeout(struct shm_cm_id *id, uint64_t now, struct shm_cm_event *ev)
@@ -359,6 +393,11 @@ shm_cm_timeout(struct shm_cm_id *id, uint64_t now, struct shm_cm_event *ev)
 		return false;
 	}
 	id->deadline_ns = 0;
+	if (shm_cm_comm_est(id)) {
+		id->state = SHM_CMS_ESTABLISHED;
+		shm_cm_event_fill(ev, SHM_CM_ESTABLISHED, id);
+		return true;
+	}
 	if (id->state == SHM_CMS_DREQ_SENT) {
 		id->state = SHM_CMS_DONE;
 		shm_cm_event_fill(ev, SHM_CM_DISCONNECTED, id);
@@ -425,7 +464,8 @@ shm_cm_connect(struct shm_port *p, const struct shm_cm_req *req,
 	if (dst < 0)
 		return -EHOSTUNREACH;
 	if (req->qp == NULL || req->qp->type != SHM_QPT_RC ||
-	    req->priv_len > SHM_CM_PRIV_MAX)
+	    req->priv_len > SHM_CM_PRIV_MAX ||
+	    (req->priv == NULL && req->priv_len != 0))
 		return -EINVAL;
 	id = shm_cm_id_new(p, SHM_CMS_REQ_SENT);
 	if (id == NULL)
@@ -447,8 +487,7 @@ shm_cm_connect(struct shm_port *p, const struct shm_cm_req *req,
 	id->last.retry_count = req->retry_count;
 	id->last.resp_res = req->responder_resources;
 	id->last.max_cm_retries = req->max_cm_retries;
-	id->last.priv_len = req->priv_len;
-	memcpy(id->last.priv, req->priv, req->priv_len);
+	shm_cm_priv_set(&id->last, req->priv, req->priv_len);
 	shm_cm_send(id, SHM_CM_MSG_REQ, true);
 	*idp = id;
 	return 0;
@@ -461,7 +500,7 @@ shm_cm_accept(struct shm_cm_id *id, struct shm_qp *qp, void *context,
 	int ret;
 
 	if (id->state != SHM_CMS_REQ_RCVD || qp->type != SHM_QPT_RC ||
-	    priv_len > SHM_CM_PRIV_MAX)
+	    priv_len > SHM_CM_PRIV_MAX || (priv == NULL && priv_len != 0))
 		return -EINVAL;
 	ret = shm_qp_connect(qp, id->remote_qpn, id->rnr_retry, SHM_QPS_RTR);
 	if (ret < 0)
@@ -472,8 +511,7 @@ shm_cm_accept(struct shm_cm_id *id, struct shm_qp *qp, void *context,
 	id->last.service_id = id->service_id;
 	id->last.qpn = qp->qpn;
 	id->last.pkey = id->pkey;
-	id->last.priv_len = priv_len;
-	memcpy(id->last.priv, priv, priv_len);
+	shm_cm_priv_set(&id->last, priv, priv_len);
 	id->state = SHM_CMS_REP_SENT;
 	shm_cm_send(id, SHM_CM_MSG_REP, true);
 	return 0;
@@ -501,12 +539,11 @@ shm_cm_reject(struct shm_cm_id *id, uint16_t reason, const uint8_t *priv,
 	      uint8_t priv_len)
 {
 	if ((id->state != SHM_CMS_REQ_RCVD && id->state != SHM_CMS_REP_RCVD) ||
-	    priv_len > SHM_CM_PRIV_MAX)
+	    priv_len > SHM_CM_PRIV_MAX || (priv == NULL && priv_len != 0))
 		return -EINVAL;
 	memset(&id->last, 0, sizeof(id->last));
 	id->last.reason = reason;
-	id->last.priv_len = priv_len;
-	memcpy(id->last.priv, priv, priv_len);
+	shm_cm_priv_set(&id->last, priv, priv_len);
 	id->state = SHM_CMS_DONE;
 	shm_cm_send(id, SHM_CM_MSG_REJ, false);
 	return 0;

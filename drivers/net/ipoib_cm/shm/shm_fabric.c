@@ -59,15 +59,19 @@ shm_unlock(struct shm_fabric *f)
 	pthread_mutex_unlock(&f->hdr->lock);
 }
 
-/* Start time of a process, to tell a live pid from a reused one. */
+/*
+ * Start time and state of a process (/proc/<pid>/stat fields 22 and 3):
+ * the start time tells a live pid from a reused one.
+ */
 static uint64_t
-shm_proc_start_time(pid_t pid)
+shm_proc_stat(pid_t pid, char *state)
 {
 	char path[64], buf[1024], *p;
 	unsigned long long start = 0;
 	FILE *fp;
 	int field;
 
+	*state = '?';
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	fp = fopen(path, "r");
 	if (fp == NULL)
@@ -79,6 +83,8 @@ shm_proc_start_time(pid_t pid)
 	fclose(fp);
 	/* the command name may hold spaces: fields start after the last ')' */
 	p = strrchr(buf, ')');
+	if (p != NULL && p[1] == ' ')
+		*state = p[2];
 	for (field = 2; p != NULL && field < 22; field++)
 		p = strchr(p + 1, ' ');
 	if (p != NULL)
@@ -86,12 +92,29 @@ shm_proc_start_time(pid_t pid)
 	return start;
 }
 
+static uint64_t
+shm_proc_start_time(pid_t pid)
+{
+	char state;
+
+	return shm_proc_stat(pid, &state);
+}
+
+/*
+ * A process killed but not yet reaped by its parent is a zombie: kill(0)
+ * still finds it, yet it has released its mappings and will never run
+ * again. It is dead for the fabric.
+ */
 static bool
 shm_proc_alive(const struct shm_proc_ent *pe)
 {
+	char state;
+
 	if (kill(pe->pid, 0) < 0 && errno == ESRCH)
 		return false;
-	return shm_proc_start_time(pe->pid) == pe->start_time;
+	if (shm_proc_stat(pe->pid, &state) != pe->start_time)
+		return false;
+	return state != 'Z' && state != 'X' && state != 'x';
 }
 
 /* ---- arena ------------------------------------------------------------ */
@@ -304,15 +327,17 @@ void *
 shm_arena_map(struct shm_fabric *f, uint32_t proc, uint64_t off)
 {
 	uint32_t seg = (uint32_t)(off >> SHM_SEG_SHIFT);
-	uint32_t gen = shm_load(&f->hdr->procs[proc].gen);
 	struct shm_seg_map *m;
 	uint8_t *base = NULL;
 	struct stat st;
 	char name[96];
+	uint32_t gen;
 	int fd;
 
+	/* proc and off come from shared memory: check before any use */
 	if (proc >= SHM_MAX_PROCS || seg >= SHM_MAX_SEGS)
 		return NULL;
+	gen = shm_load(&f->hdr->procs[proc].gen);
 	pthread_mutex_lock(&f->lock);
 	if (f->maps[proc] == NULL)
 		f->maps[proc] = calloc(SHM_MAX_SEGS, sizeof(*f->maps[proc]));
@@ -505,6 +530,8 @@ shm_arena_create(struct shm_fabric *f)
 	return ret;
 }
 
+static void shm_proc_reclaim(struct shm_fabric *f, uint32_t proc);
+
 static void
 shm_proc_unregister(struct shm_fabric *f)
 {
@@ -515,9 +542,19 @@ shm_proc_unregister(struct shm_fabric *f)
 	if (shm_lock(f) < 0)
 		return;
 	shm_store(&f->hdr->procs[f->proc].state, SHM_PROC_FREE);
-	for (i = 0; i < SHM_MAX_PROCS; i++)
-		if (f->hdr->procs[i].state != SHM_PROC_FREE)
+	for (i = 0; i < SHM_MAX_PROCS; i++) {
+		struct shm_proc_ent *pe = &f->hdr->procs[i];
+
+		/*
+		 * A process that died since the janitor last looked would
+		 * keep the fabric (and its own segments) alive for nobody:
+		 * the last live process reclaims it on its way out.
+		 */
+		if (pe->state == SHM_PROC_ACTIVE && !shm_proc_alive(pe))
+			shm_proc_reclaim(f, i);
+		if (pe->state != SHM_PROC_FREE)
 			last = false;
+	}
 	if (last) {
 		/* newcomers holding this object see it unlinked and retry */
 		shm_obj_name(name, sizeof(name), f->name);
@@ -526,8 +563,20 @@ shm_proc_unregister(struct shm_fabric *f)
 	shm_unlock(f);
 }
 
+/*
+ * A child created by fork() inherits its parent's attachments: the slot,
+ * the arena and the allocator state are the parent's, and sharing them
+ * would hand out the same memory twice. The child attaches on its own.
+ */
+static bool
+shm_fabric_ours(const struct shm_fabric *f)
+{
+	return f->hdr->procs[f->proc].pid == getpid();
+}
+
+/* Unmap and free; unlink our segments only if they are ours (not a fork's). */
 static void
-shm_fabric_free(struct shm_fabric *f)
+shm_fabric_free(struct shm_fabric *f, bool owner)
 {
 	char name[96];
 	uint32_t i, j;
@@ -542,6 +591,8 @@ shm_fabric_free(struct shm_fabric *f)
 		munmap(f->segs[i].base, f->segs[i].size);
 		close(f->segs[i].fd);
 		free(f->segs[i].free);
+		if (!owner)
+			continue;
 		shm_seg_name(name, sizeof(name), f->name, f->proc, f->gen, i);
 		shm_unlink(name);
 	}
@@ -565,7 +616,7 @@ shm_fabric_attach(const char *name, struct shm_fabric **fp)
 		return -EINVAL;
 	pthread_mutex_lock(&shm_fabrics_lock);
 	for (f = shm_fabrics; f != NULL; f = f->next) {
-		if (strcmp(f->name, name) == 0) {
+		if (strcmp(f->name, name) == 0 && shm_fabric_ours(f)) {
 			f->refcnt++;
 			*fp = f;
 			pthread_mutex_unlock(&shm_fabrics_lock);
@@ -586,7 +637,7 @@ shm_fabric_attach(const char *name, struct shm_fabric **fp)
 		if (ret == -EAGAIN) {	/* raced with the last one leaving */
 			munmap(f->hdr, f->hdr_size);
 			f->hdr = NULL;
-			shm_fabric_free(f);
+			shm_fabric_free(f, true);
 			continue;
 		}
 		if (ret == 0) {
@@ -598,7 +649,7 @@ shm_fabric_attach(const char *name, struct shm_fabric **fp)
 	}
 	if (ret < 0) {
 		if (f != NULL)
-			shm_fabric_free(f);
+			shm_fabric_free(f, true);
 		pthread_mutex_unlock(&shm_fabrics_lock);
 		SHM_LOG(ERR, "cannot attach fabric %s: %s", name,
 			strerror(-ret));
@@ -633,9 +684,14 @@ shm_fabric_detach(struct shm_fabric *f)
 		}
 	}
 	pthread_mutex_unlock(&shm_fabrics_lock);
+	if (!shm_fabric_ours(f)) {
+		/* inherited through fork(): the parent's slot stays */
+		shm_fabric_free(f, false);
+		return;
+	}
 	shm_proc_unregister(f);
 	SHM_LOG(INFO, "fabric %s: detached", f->name);
-	shm_fabric_free(f);
+	shm_fabric_free(f, true);
 }
 
 const char *
@@ -902,13 +958,15 @@ void
 shm_port_close(struct shm_port *p)
 {
 	struct shm_fabric *f = p->f;
+	/* once the slot is free another process may reuse (and zero) it */
+	uint64_t cm_off = p->ent->cm_ring_off;
 
 	shm_capture_close(p);
 	if (shm_lock(f) == 0) {
 		shm_store(&p->ent->state, SHM_PORT_FREE);
 		shm_unlock(f);
 	}
-	shm_arena_free(f, p->ent->cm_ring_off, sizeof(struct shm_cm_ring));
+	shm_arena_free(f, cm_off, sizeof(struct shm_cm_ring));
 	free(p->qps);
 	free(p->srqs);
 	free(p->listen);
@@ -1096,13 +1154,31 @@ shm_mem_alloc(struct shm_fabric *f, size_t len, struct shm_mem *mem)
 	return 0;
 }
 
+/*
+ * Free memory from shm_mem_alloc(). A caller that kept only the address
+ * and length (lkey 0) must not leak what lives in another segment: the
+ * segment is found from the address.
+ */
 void
 shm_mem_free(struct shm_fabric *f, struct shm_mem *mem)
 {
 	uint64_t off;
+	uint32_t seg;
 
-	if (shm_arena_own(f, mem->lkey, (uintptr_t)mem->addr, mem->len, &off))
-		shm_arena_free(f, off, mem->len);
+	if (!shm_arena_own(f, mem->lkey, (uintptr_t)mem->addr, mem->len,
+			   &off)) {
+		for (seg = 0; seg < f->nr_segs; seg++)
+			if (shm_arena_own(f, seg, (uintptr_t)mem->addr,
+					  mem->len, &off))
+				break;
+		if (seg == f->nr_segs) {
+			SHM_LOG(WARNING, "fabric %s: %zu bytes at %p are not "
+				"in the arena", f->name, mem->len, mem->addr);
+			mem->addr = NULL;
+			return;
+		}
+	}
+	shm_arena_free(f, off, mem->len);
 	mem->addr = NULL;
 }
 

@@ -16,6 +16,10 @@
 
 #define SHM_BURST	64
 
+#ifndef unlikely
+#define unlikely(x)	__builtin_expect(!!(x), 0)
+#endif
+
 static uint32_t
 shm_pow2(uint32_t v)
 {
@@ -153,6 +157,15 @@ shm_cq_poll(struct shm_cq *cq, struct shm_wc *wc, uint16_t n)
 		}
 		rq = (struct shm_rq *)(uintptr_t)((struct shm_rq_ring *)
 			shm_arena_ptr(f, f->proc, e->rq_off))->handle;
+		if (unlikely(rq == NULL)) {
+			/*
+			 * Its queue is gone: a sender that stalled past
+			 * SHM_STALL_NS completed into a destroyed QP.
+			 */
+			h++;
+			i--;
+			continue;
+		}
 		wc[i].wr_id = rq->wr_id[e->slot];
 		wc[i].byte_len = e->byte_len;
 		wc[i].qp_num = e->qp_num;
@@ -174,6 +187,27 @@ shm_cq_poll(struct shm_cq *cq, struct shm_wc *wc, uint16_t n)
 		shm_store(&c->head, h);
 	}
 	return i;
+}
+
+/*
+ * Completions of the queue at rq_off published on cq and not polled yet.
+ * Control path: the consumer may be polling meanwhile, which only makes
+ * the answer shrink.
+ */
+static uint32_t
+shm_cq_pending(const struct shm_cq *cq, uint64_t rq_off)
+{
+	const struct shm_cq_ring *c = cq->ring;
+	uint64_t h, t = shm_load(&c->tail);
+	uint32_t n = 0;
+
+	for (h = shm_load(&c->head); h < t; h++) {
+		const struct shm_cqe *e = &c->cqe[h & c->mask];
+
+		if (shm_load(&e->seq) == h + 1 && e->rq_off == rq_off)
+			n++;
+	}
+	return n;
 }
 
 /* ---- receive queues ------------------------------------------------------ */
@@ -396,6 +430,9 @@ shm_srq_destroy(struct shm_rq *srq)
 
 	if (srq->users != 0)
 		return -EBUSY;
+	/* a completion left on the CQ would lead its poller to freed memory */
+	if (srq->cq != NULL && shm_cq_pending(srq->cq, srq->off) != 0)
+		return -EBUSY;
 	shm_store(&srq->ring->flushed, 1);
 	for (i = 0; i < p->nr_srqs; i++) {
 		if (p->srqs[i] == srq) {
@@ -548,8 +585,11 @@ shm_qp_create(struct shm_port *p, const struct shm_qp_conf *conf)
 		goto fail_commit;
 	return qp;
 fail_commit:
-	if (qp->ent != NULL)
+	if (qp->ent != NULL && shm_lock(f) == 0) {
 		shm_store(&qp->ent->state, SHM_QPS_FREE);
+		p->ent->nr_qp--;
+		shm_unlock(f);
+	}
 	qp->cq->committed -= qp->own_rq ? qp->rq->ring->max_wr : 0;
 	if (!qp->own_rq)
 		qp->rq->users--;
@@ -569,6 +609,32 @@ shm_qp_connected(uint32_t state)
 }
 
 /*
+ * After the flush, what is outstanding and not on the CQ was claimed by a
+ * sender that has not completed it. A live sender completes within a copy;
+ * one that died in between never will, and the QP could never go. An RC
+ * QP's only sender is its peer: once the peer's entry is freed (its owner
+ * destroyed it, or died and was reclaimed) nothing more comes. A UD QP may
+ * hear from anyone: it waits as long as a CQ waits for a producer that
+ * died (SHM_STALL_NS), timed in rnr_since, which UD QPs do not use.
+ */
+static bool
+shm_rq_claims_lost(struct shm_qp *qp)
+{
+	uint64_t now;
+
+	if (qp->type == SHM_QPT_RC)
+		return qp->peer == NULL ||
+		       qp->peer->gen != SHM_QPN_GEN(qp->peer_qpn) ||
+		       shm_load(&qp->peer->state) == SHM_QPS_FREE;
+	now = shm_now_ns();
+	if (qp->rnr_since == 0) {
+		qp->rnr_since = now;
+		return false;
+	}
+	return now - qp->rnr_since >= SHM_STALL_NS;
+}
+
+/*
  * Destroy a QP: its own receive queue is flushed first, and the QP lives
  * on (-EBUSY) until the owner has polled every flushed WR.
  */
@@ -581,7 +647,9 @@ shm_qp_destroy(struct shm_qp *qp)
 
 	if (qp->own_rq) {
 		shm_rq_flush(qp->rq);
-		if (qp->rq->outstanding != 0)
+		if (qp->rq->outstanding != 0 &&
+		    (shm_cq_pending(qp->cq, qp->rq->off) != 0 ||
+		     !shm_rq_claims_lost(qp)))
 			return -EBUSY;
 	}
 	while (qp->mcgs > 0) {
@@ -592,12 +660,13 @@ shm_qp_destroy(struct shm_qp *qp)
 			return ret;
 		for (g = 0; g < SHM_MAX_MCGS; g++) {
 			struct shm_mcg_ent *m = &f->hdr->mcgs[g];
-			uint32_t i;
+			uint32_t i, nr = m->nr_members;
 
-			for (i = 0; i < m->nr_members; i++) {
+			for (i = 0; i < nr; i++) {
 				if (m->members[i] == qp->qpn) {
-					m->members[i] =
-						m->members[--m->nr_members];
+					/* senders read below nr_members */
+					m->members[i] = m->members[nr - 1];
+					shm_store(&m->nr_members, nr - 1);
 					qp->mcgs--;
 					break;
 				}
@@ -609,7 +678,8 @@ shm_qp_destroy(struct shm_qp *qp)
 	ret = shm_lock(f);
 	if (ret < 0)
 		return ret;
-	if (qp->type == SHM_QPT_RC && shm_qp_connected(qp->ent->state))
+	/* counted while connected, unless its error was reported already */
+	if (qp->peer != NULL && !qp->reported_err)
 		p->ent->nr_rc_conn--;
 	shm_store(&qp->ent->state, SHM_QPS_FREE);
 	p->ent->nr_qp--;
@@ -665,11 +735,12 @@ shm_qp_report_err(struct shm_qp *qp)
 
 	if (qp->reported_err)
 		return;
-	qp->reported_err = true;
-	if (qp->type == SHM_QPT_RC && shm_lock(qp->port->f) == 0) {
+	/* only a QP that connected counts in nr_rc_conn (rej_after) */
+	if (qp->peer != NULL && shm_lock(qp->port->f) == 0) {
 		qp->port->ent->nr_rc_conn--;
 		shm_unlock(qp->port->f);
 	}
+	qp->reported_err = true;
 	if (qp->own_rq)
 		shm_rq_flush(qp->rq);
 	ev.qp_num = qp->qpn;
@@ -685,14 +756,18 @@ shm_qp_connect(struct shm_qp *qp, uint32_t remote_qpn, uint8_t rnr_retry,
 	struct shm_fabric *f = qp->port->f;
 	struct shm_qp_ent *peer = shm_qp_lookup(f, remote_qpn);
 	uint32_t old = shm_load(&qp->ent->state);
+	bool first = qp->peer == NULL;
 
-	if (peer == NULL || qp->type != SHM_QPT_RC)
+	/* a QP in error stays there: a late RTU must not revive it */
+	if (peer == NULL || qp->type != SHM_QPT_RC ||
+	    old == SHM_QPS_ERR || old == SHM_QPS_FREE)
 		return -EINVAL;
+	/* the datapath reads the peer once it sees the state: peer first */
 	qp->peer = peer;
 	qp->peer_qpn = remote_qpn;
 	qp->rnr_retry = rnr_retry;
 	qp->ent->remote_qpn = remote_qpn;
-	if (!shm_qp_connected(old) && shm_lock(f) == 0) {
+	if (first && shm_lock(f) == 0) {
 		qp->port->ent->nr_rc_conn++;
 		shm_unlock(f);
 	}
