@@ -140,7 +140,6 @@ struct ipoib_txq_stats {
 	uint64_t drop_malformed;
 	uint64_t drop_too_long;
 	uint64_t drop_vlan;
-	uint64_t drop_qp_error;
 	uint64_t frag_packets;		/* packets fragmented */
 	uint64_t frags;			/* fragments made */
 	uint64_t icmp_too_big;		/* ICMP errors given back */

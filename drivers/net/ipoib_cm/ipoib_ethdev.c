@@ -206,9 +206,9 @@ ipoib_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats)
 		s = &txq->stats;
 		b = &txq->stats_base;
 		errs = (s->drop_no_neigh + s->drop_malformed +
-			s->drop_too_long + s->drop_vlan + s->drop_qp_error) -
+			s->drop_too_long + s->drop_vlan) -
 		       (b->drop_no_neigh + b->drop_malformed +
-			b->drop_too_long + b->drop_vlan + b->drop_qp_error);
+			b->drop_too_long + b->drop_vlan);
 		pkts = s->packets - b->packets - errs;
 		stats->opackets += pkts;
 		stats->obytes += s->bytes - b->bytes;

@@ -45,7 +45,6 @@ static const struct ipoib_xstat ipoib_txq_xstats[] = {
 	TXQ("tx_drop_malformed", drop_malformed),
 	TXQ("tx_drop_too_long", drop_too_long),
 	TXQ("tx_drop_vlan", drop_vlan),
-	TXQ("tx_drop_conn_lost", drop_qp_error),
 	TXQ("tx_frag_packets", frag_packets),
 	TXQ("tx_frags", frags),
 	TXQ("tx_icmp_too_big", icmp_too_big),
