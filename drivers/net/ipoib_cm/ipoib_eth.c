@@ -54,38 +54,13 @@ struct nd_msg {
 	unsigned int off[ND_MAX_LLA];	/* their offsets from icmp */
 };
 
-/* splitmix64 finaliser: every input bit affects every output bit. */
-static inline uint64_t
-mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return x;
-}
-
 void
 ipoib_mac_from_hwaddr(struct rte_ether_addr *mac,
 		      const struct ipoib_hwaddr *ha)
 {
-	const uint8_t *gid = ipoib_hwaddr_gid(ha);
-	uint64_t hi, lo, h;
-
-	memcpy(&hi, gid, sizeof(hi));
-	memcpy(&lo, gid + sizeof(hi), sizeof(lo));
-	h = mix64(ipoib_hwaddr_qpn(ha) ^ 0x49506f4942ULL);	/* "IPoIB" */
-	h = mix64(h ^ rte_be_to_cpu_64(hi));
-	h = mix64(h ^ rte_be_to_cpu_64(lo));
-	/* 46 hash bits: locally administered (0x02), unicast (0x01 clear). */
-	mac->addr_bytes[0] = ((uint8_t)(h >> 40) & 0xfc) |
-			     RTE_ETHER_LOCAL_ADMIN_ADDR;
-	mac->addr_bytes[1] = (uint8_t)(h >> 32);
-	mac->addr_bytes[2] = (uint8_t)(h >> 24);
-	mac->addr_bytes[3] = (uint8_t)(h >> 16);
-	mac->addr_bytes[4] = (uint8_t)(h >> 8);
-	mac->addr_bytes[5] = (uint8_t)h;
+	RTE_BUILD_BUG_ON(sizeof(mac->addr_bytes) != IPOIB_MAC_LEN);
+	RTE_BUILD_BUG_ON(IPOIB_MAC_LOCAL_ADMIN != RTE_ETHER_LOCAL_ADMIN_ADDR);
+	ipoib_hwaddr_to_mac(mac->addr_bytes, ha);
 }
 
 /* Hardware address for a MAC named in ARP/ND: our own, or a neighbour's. */

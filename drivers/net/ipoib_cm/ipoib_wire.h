@@ -154,6 +154,49 @@ ipoib_hwaddr_eq_qpn_gid(const struct ipoib_hwaddr *a,
 	return memcmp(&a->bytes[1], &b->bytes[1], IPOIB_HWADDR_LEN - 1) == 0;
 }
 
+#define IPOIB_MAC_LEN		6	/* the emulated Ethernet address */
+#define IPOIB_MAC_LOCAL_ADMIN	0x02	/* IEEE 802: locally administered */
+
+/* splitmix64 finaliser: every input bit affects every output bit. */
+static inline uint64_t
+ipoib_mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+/*
+ * The MAC that stands for a hardware address in Ethernet emulation: a
+ * locally administered unicast MAC hashed from the QPN and the GID only
+ * (the flags byte is not known for UD receives), so every receiver derives
+ * the same one. One implementation for the driver and the peer emulator,
+ * which publishes it in the fabric's address records.
+ */
+static inline void
+ipoib_hwaddr_to_mac(uint8_t mac[IPOIB_MAC_LEN], const struct ipoib_hwaddr *ha)
+{
+	const uint8_t *gid = ipoib_hwaddr_gid(ha);
+	uint64_t hi, lo, h;
+
+	memcpy(&hi, gid, sizeof(hi));
+	memcpy(&lo, gid + sizeof(hi), sizeof(lo));
+	/* "IPoIB" in ASCII seeds the hash */
+	h = ipoib_mix64(ipoib_hwaddr_qpn(ha) ^ 0x49506f4942ULL);
+	h = ipoib_mix64(h ^ rte_be_to_cpu_64(hi));
+	h = ipoib_mix64(h ^ rte_be_to_cpu_64(lo));
+	/* 46 hash bits: locally administered (0x02), unicast (0x01 clear). */
+	mac[0] = ((uint8_t)(h >> 40) & 0xfc) | IPOIB_MAC_LOCAL_ADMIN;
+	mac[1] = (uint8_t)(h >> 32);
+	mac[2] = (uint8_t)(h >> 24);
+	mac[3] = (uint8_t)(h >> 16);
+	mac[4] = (uint8_t)(h >> 8);
+	mac[5] = (uint8_t)h;
+}
+
 /* 224.0.0.0/4, host order (RTE_IS_IPV4_MCAST overflows an int: UBSan). */
 static inline bool
 ipoib_ipv4_is_mcast(uint32_t addr)

@@ -1,0 +1,518 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 The net_ipoibcm authors
+"""Tests of dpdk-ipoibcm-peers, the peer emulator.
+
+Each test starts the emulator on a fabric of its own, waits for its
+"ready:" line, and runs peers_client (a second program on the same fabric)
+which checks what the emulated hosts answer and prints "key: value" lines.
+Everything is synchronised by polling with deadlines.
+
+usage: test_peers.py TEST   (options, probe, rc, backoff, idle, die, scale)
+"""
+
+import glob
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+BUILD = os.environ.get("IPOIBCM_BUILD",
+                       os.path.join(os.path.dirname(__file__), "../../build"))
+APP_DIR = os.path.join(BUILD, "app", "ipoibcm-peers")
+PEERS = os.path.join(APP_DIR, "dpdk-ipoibcm-peers")
+CLIENT = os.path.join(APP_DIR, "peers_client")
+
+_failures = []
+_T0 = time.monotonic()
+
+
+def say(line):
+    """Print with the seconds since the test started."""
+    print("%7.3f %s" % (time.monotonic() - _T0, line), flush=True)
+
+
+def check(cond, what):
+    """Record and print one assertion."""
+    say(("  ok   " if cond else "  FAIL ") + what)
+    if not cond:
+        _failures.append(what)
+    return cond
+
+
+def fabric_name(test):
+    return "pt%d%s" % (os.getpid(), test[:8])
+
+
+def shm_objects(fabric):
+    return sorted(os.path.basename(p)
+                  for p in glob.glob("/dev/shm/ipoibcm.%s*" % fabric)
+                  if os.path.basename(p) == "ipoibcm." + fabric or
+                  os.path.basename(p).startswith("ipoibcm.%s." % fabric))
+
+
+class Emulator:
+    """dpdk-ipoibcm-peers in the background; threads collect its output
+    (a full pipe would stop it)."""
+
+    def __init__(self, fabric, args, ready_timeout=60):
+        self.fabric = fabric
+        self.json = os.path.join(tempfile.gettempdir(),
+                                 "peers-%s.json" % fabric)
+        if os.path.exists(self.json):
+            os.unlink(self.json)
+        cmd = [PEERS, "--fabric", fabric, "--json", self.json] + args
+        say("  $ " + " ".join(cmd))
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE)
+        self._bufs = {"out": bytearray(), "err": bytearray()}
+        self._lock = threading.Lock()
+        self._threads = [
+            threading.Thread(target=self._drain, args=(f, k), daemon=True)
+            for f, k in ((self.proc.stdout, "out"),
+                         (self.proc.stderr, "err"))]
+        for t in self._threads:
+            t.start()
+        self.ready = None
+        deadline = time.monotonic() + ready_timeout
+        while self.ready is None and time.monotonic() < deadline:
+            m = re.search(rb"^ready: .*$", self.out, re.M)
+            if m:
+                self.ready = m.group(0).decode()
+            elif self.proc.poll() is not None:
+                break
+            else:
+                time.sleep(0.02)    # polling the output, with a deadline
+        say("  " + (self.ready or "not ready: " +
+                    self.err.decode(errors="replace")))
+
+    def _drain(self, f, key):
+        for chunk in iter(lambda: os.read(f.fileno(), 65536), b""):
+            with self._lock:
+                self._bufs[key] += chunk
+
+    @property
+    def out(self):
+        with self._lock:
+            return bytes(self._bufs["out"])
+
+    @property
+    def err(self):
+        with self._lock:
+            return bytes(self._bufs["err"])
+
+    def wait(self, timeout):
+        """Exit status once it ended by itself, or None at the deadline."""
+        try:
+            status = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+        for t in self._threads:
+            t.join(5)
+        return status
+
+    def stop(self, timeout=30):
+        """SIGINT, then its exit status."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+        status = self.wait(timeout)
+        say("  emulator exit %s" % status)
+        return status
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def results(self):
+        with open(self.json) as f:
+            return json.load(f)
+
+    def cpu_seconds(self):
+        with open("/proc/%d/stat" % self.proc.pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def rss_kib(self):
+        with open("/proc/%d/status" % self.proc.pid) as f:
+            m = re.search(r"VmRSS:\s+(\d+)", f.read())
+        return int(m.group(1))
+
+
+def client(fabric, hosts, args, timeout=120, global_args=()):
+    """Run peers_client; (exit status, output)."""
+    cmd = [CLIENT, "--fabric", fabric, "--hosts", str(hosts),
+           "--timeout", "20"] + list(global_args) + list(args)
+    say("  $ " + " ".join(cmd))
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    say("  client exit %d" % p.returncode)
+    for line in p.stdout.splitlines():
+        print("    | " + line)
+    for line in p.stderr.splitlines():
+        print("    ! " + line)
+    return p.returncode, p.stdout
+
+
+def value(out, key):
+    m = re.search(r"^%s: (.*)$" % re.escape(key), out, re.M)
+    return m.group(1) if m else None
+
+
+def cleanup(fabric, procs):
+    for p in procs:
+        p.kill()
+    for name in shm_objects(fabric):
+        try:
+            os.unlink("/dev/shm/" + name)
+        except OSError:
+            pass
+
+
+# ---- tests ------------------------------------------------------------------
+
+def test_options():
+    """Bad options and values: status 2 and a message naming the option."""
+    out = subprocess.run([PEERS, "--help"], capture_output=True, text=True)
+    check(out.returncode == 0, "--help exits 0")
+    for opt in ["--fabric", "--hosts", "--guid-base", "--ipv4",
+                "--ipv6-prefix", "--pkey", "--ib-mtu", "--mtu", "--accept",
+                "--connect", "--idle-after", "--die-after", "--duration",
+                "--report-interval", "--json", "--quiet"]:
+        check(opt in out.stdout, "usage documents " + opt)
+    bad = [
+        (["--hosts", "0"], "--hosts"),
+        (["--hosts", "10001"], "--hosts"),
+        (["--hosts", "12x"], "--hosts"),
+        (["--hosts", "-1"], "--hosts"),
+        (["--hosts"], "--hosts"),
+        (["--fabric", "a/b"], "--fabric"),
+        (["--fabric", "x" * 32], "--fabric"),
+        (["--guid-base", "0"], "--guid-base"),
+        (["--guid-base", "xyz"], "--guid-base"),
+        (["--guid-base", "0xffffffffffffffff", "--hosts", "2"],
+         "--guid-base"),
+        (["--ipv4", "10.0.0.256"], "--ipv4"),
+        (["--ipv4", "223.255.255.255", "--hosts", "2"], "--ipv4"),
+        (["--ipv6-prefix", "fd00::"], "--ipv6-prefix"),
+        (["--ipv6-prefix", "fd00::/97"], "--ipv6-prefix"),
+        (["--ipv6-prefix", "ff02::/64"], "--ipv6-prefix"),
+        (["--pkey", "0"], "--pkey"),
+        (["--pkey", "0x10000"], "--pkey"),
+        (["--ib-mtu", "1500"], "--ib-mtu"),
+        (["--mtu", "65521"], "--mtu"),
+        (["--mtu", "67"], "--mtu"),
+        (["--accept", "some"], "--accept"),
+        (["--accept", "limit:"], "--accept"),
+        (["--accept", "limit:x"], "--accept"),
+        (["--accept", "limit:65537"], "--accept"),
+        (["--idle-after", "0"], "--idle-after"),
+        (["--die-after", "-1"], "--die-after"),
+        (["--duration", "inf"], "--duration"),
+        (["--duration", "1e7"], "--duration"),
+        (["--report-interval", "x"], "--report-interval"),
+        (["--connect=yes"], "--connect"),
+        (["--no-such-option"], "--no-such-option"),
+        (["stray"], "stray"),
+    ]
+    for args, name in bad:
+        p = subprocess.run([PEERS] + args, capture_output=True, text=True,
+                           timeout=10)
+        check(p.returncode == 2 and name in p.stderr and
+              p.stdout == "",
+              "%s: exit 2 naming %s (%d: %s)" % (" ".join(args), name,
+                                                 p.returncode,
+                                                 p.stderr.strip()))
+    p = subprocess.run([PEERS, "--accept", "bogus"], capture_output=True,
+                       text=True)
+    check("all, none, ud or limit:N" in p.stderr,
+          "the message lists the accepted values")
+
+
+def test_probe():
+    """50 hosts answer ARP, ICMP, UDP, ICMPv6, UDPv6, NS and fragments."""
+    fabric = fabric_name("probe")
+    base = "0x0002c9fe00400000"
+    emu = Emulator(fabric, ["--hosts", "50", "--guid-base", base,
+                            "--ipv4", "10.1.0.10", "--ipv6-prefix",
+                            "fd12:3456::/64", "--report-interval", "0.2"])
+    try:
+        if not check(emu.ready is not None, "emulator ready"):
+            return
+        check(len(shm_objects(fabric)) >= 2, "fabric objects exist")
+        rc, out = client(fabric, 50, ["probe", "--flags", "0x80"],
+                         global_args=["--ipv4", "10.1.0.10", "--ipv6-prefix",
+                                      "fd12:3456::/64", "--guid-base", base,
+                                      "--client-ip", "10.1.1.1"])
+        check(rc == 0, "client: every reply checked")
+        for k in ["arp", "ping", "udp", "ping6", "udp6", "nd"]:
+            check((value(out, k) or "").startswith("50/50"),
+                  "%s: all 50 hosts answered" % k)
+        check((value(out, "frag") or "").startswith("1/1"),
+              "a fragmented echo comes back whole")
+        check(value(out, "nd_mcast") == "1",
+              "an NS to a solicited-node group is answered")
+        # a reporting interval prints the table more than once
+        deadline = time.monotonic() + 10
+        while emu.out.count(b"--- ") < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        check(emu.out.count(b"--- ") >= 2, "--report-interval prints")
+        status = emu.stop()
+        check(status == 0, "SIGINT: exit 0 (%s)" % status)
+        check(b"total 50" in emu.out, "the final table has a totals line")
+        res = emu.results()
+        t = res["totals"]
+        check(len(res["hosts"]) == 50, "JSON: 50 hosts")
+        check(t["arp_answered"] == 50 and t["nd_answered"] == 51,
+              "JSON: 50 ARP and 51 ND answers (%d, %d)" %
+              (t["arp_answered"], t["nd_answered"]))
+        check(t["echo_replies"] == 101 and t["udp_echoed"] == 100,
+              "JSON: 101 echo replies, 100 UDP echoes (%d, %d)" %
+              (t["echo_replies"], t["udp_echoed"]))
+        check(t["rc_rx"] == 0 and t["rc_tx"] == 0 and t["dropped"] == 0,
+              "JSON: no RC traffic, nothing dropped")
+        h0 = res["hosts"][0]
+        check(h0["ipv4"] == "10.1.0.10" and
+              h0["ipv6"] == "fd12:3456::a01:a" and
+              h0["gid"].endswith("0002:c9fe:0040:0000") and
+              h0["flags"] == 128, "JSON: host 0's addresses")
+        check(res["hosts"][49]["ipv4"] == "10.1.0.59", "JSON: host 49")
+        check(res["process"]["solicited_groups"] == 46,
+              "46 solicited-node groups joined")
+        check(shm_objects(fabric) == [],
+              "clean exit: the fabric's objects are gone")
+    finally:
+        cleanup(fabric, [emu])
+
+
+def test_rc():
+    """--accept all/limit/none/ud, REP data, and --connect."""
+    fabric = fabric_name("rc")
+    emu = Emulator(fabric, ["--hosts", "8", "--accept", "limit:2"])
+    try:
+        if not check(emu.ready is not None, "emulator ready"):
+            return
+        rc, out = client(fabric, 8, ["rc", "--host", "5", "--accept", "2",
+                                     "--reason", "1", "--big", "--mtu",
+                                     "65524", "--reconnect"],
+                         global_args=["--ports", "3"])
+        check(rc == 0, "limit:2: 2 REPs, REJ reason 1, a slot frees on "
+              "DREQ; echoes on UD, 60000 bytes in fragments")
+        check(value(out, "rc") == "accepted 2 rejected 1",
+              "limit:2 with 3 requesters")
+        check(value(out, "reconnect") == "accepted", "reconnect accepted")
+        # the client is gone: its connections end (QP_FATAL) at the host
+        emu.stop()
+        h = emu.results()["hosts"][5]
+        check(h["conn_accepted"] == 3 and h["conn_rejected"] == 1 and
+              h["rc_rx"] >= 2, "JSON: 3 accepted, 1 rejected, RC received")
+    finally:
+        cleanup(fabric, [emu])
+
+    for mode, reason in [("none", 28), ("ud", 8)]:
+        fabric = fabric_name("rc" + mode)
+        emu = Emulator(fabric, ["--hosts", "4", "--accept", mode])
+        try:
+            if not check(emu.ready is not None, "emulator ready"):
+                continue
+            rc, out = client(fabric, 4, ["rc", "--host", "2", "--accept",
+                                         "0", "--reason", str(reason)])
+            check(rc == 0 and value(out, "rc") == "accepted 0 rejected 1",
+                  "--accept %s: REJ reason %d" % (mode, reason))
+            rc, out = client(fabric, 4, ["probe", "--arp-only", "--flags",
+                                         "0" if mode == "ud" else "0x80"])
+            check(rc == 0, "--accept %s: hwaddr flags %s" %
+                  (mode, "0" if mode == "ud" else "0x80"))
+        finally:
+            cleanup(fabric, [emu])
+
+    fabric = fabric_name("rcconn")
+    emu = Emulator(fabric, ["--hosts", "4", "--connect", "--mtu", "9000"])
+    try:
+        if not check(emu.ready is not None, "emulator ready"):
+            return
+        rc, out = client(fabric, 4, ["rc", "--host", "3", "--accept", "1",
+                                     "--mtu", "9004", "--rc-reply"])
+        check(rc == 0, "--connect: REP advertises MTU 9004; the host "
+              "connects back and replies on its own connection")
+        emu.stop()
+        h = emu.results()["hosts"][3]
+        check(h["active_established"] >= 1 and h["rc_tx"] >= 1,
+              "JSON: an active connection carried replies")
+    finally:
+        cleanup(fabric, [emu])
+
+    fabric = fabric_name("rcbig")
+    emu = Emulator(fabric, ["--hosts", "2", "--connect"])
+    try:
+        if check(emu.ready is not None, "emulator ready"):
+            rc, out = client(fabric, 2, ["rc", "--host", "1", "--big",
+                                         "--rc-reply"])
+            check(rc == 0, "--connect: a 60000-byte echo comes back on RC")
+    finally:
+        cleanup(fabric, [emu])
+
+
+def intervals(out):
+    reqs = [float(x) for x in (value(out, "reqs") or "").split()]
+    return reqs, [b - a for a, b in zip(reqs, reqs[1:])]
+
+
+def test_backoff():
+    """REJ or timeout: replies stay on UD, retries back off 100 ms .. 5 s."""
+    fabric = fabric_name("backoff")
+    emu = Emulator(fabric, ["--hosts", "3", "--connect"])
+    try:
+        if not check(emu.ready is not None, "emulator ready"):
+            return
+        rc, out = client(fabric, 3, ["backoff", "--host", "1", "--seconds",
+                                     "3.5", "--reason", "28"])
+        check(rc == 0, "refused: every echo answered on UD")
+        m = re.search(r"pings (\d+) replies ud (\d+) rc 0",
+                      value(out, "backoff") or "")
+        check(m is not None and int(m.group(2)) >= int(m.group(1)) - 2,
+              "replies on UD while refused")
+        reqs, gaps = intervals(out)
+        print("    REQ intervals: " + " ".join("%.3f" % g for g in gaps))
+        check(len(reqs) >= 5, "the host retried (%d REQs)" % len(reqs))
+        for i, g in enumerate(gaps[:5]):
+            want = 0.1 * 2 ** i
+            check(want * 0.95 <= g <= want * 1.5 + 0.1,
+                  "retry %d after %.3f s (backoff %.1f s)" % (i + 1, g, want))
+        # an unanswered REQ: 15 CM retries of 100 ms, then the backoff
+        rc, out = client(fabric, 3, ["backoff", "--host", "2", "--seconds",
+                                     "4", "--reason", "0"])
+        reqs, gaps = intervals(out)
+        check(rc == 0 and len(gaps) >= 1 and 1.6 <= gaps[0] <= 2.2,
+              "after a REQ timeout the host retries (%s)" % gaps)
+        emu.stop()
+        hosts = emu.results()["hosts"]
+        check(hosts[1]["active_failed"] >= 5 and
+              hosts[1]["active_established"] == 0,
+              "JSON: refused connections counted")
+    finally:
+        cleanup(fabric, [emu])
+
+
+def test_idle():
+    """--idle-after: replies stop; --duration: a clean exit."""
+    fabric = fabric_name("idle")
+    # quiet: no ready line; the client's ARP retries until hosts answer
+    emu = Emulator(fabric, ["--hosts", "2", "--idle-after", "1.5",
+                            "--duration", "6", "--quiet"], ready_timeout=0)
+    try:
+        check(emu.proc.poll() is None, "emulator running")
+        rc, out = client(fabric, 2, ["idle", "--host", "1", "--seconds",
+                                     "3"])
+        m = re.search(r"pings (\d+) replies (\d+) last_reply_at ([-.\d]+)",
+                      value(out, "idle") or "")
+        check(rc == 0 and m is not None, "client ran")
+        if m:
+            check(int(m.group(2)) > 0, "replies before idle")
+            check(float(m.group(3)) < 1.6,
+                  "no reply after --idle-after (last at %s s)" % m.group(3))
+        status = emu.wait(15)
+        check(status == 0, "--duration: exit 0 by itself (%s)" % status)
+        check(emu.out == b"", "--quiet: no table")
+        res = emu.results()
+        check(res["process"]["idle"] and res["hosts"][1]["dropped"] > 0,
+              "JSON: idle, requests dropped")
+    finally:
+        cleanup(fabric, [emu])
+
+
+def test_die():
+    """--die-after: exit 9; peers see QP_FATAL, the janitor reclaims."""
+    fabric = fabric_name("die")
+    emu = Emulator(fabric, ["--hosts", "4", "--die-after", "2"])
+    try:
+        if not check(emu.ready is not None, "emulator ready"):
+            return
+        mine = [o for o in shm_objects(fabric) if o != "ipoibcm." + fabric]
+        check(len(mine) >= 1, "the emulator's arena: %s" % " ".join(mine))
+        rc, out = client(fabric, 4, ["hold", "--host", "3", "--seconds",
+                                     "20"])
+        status = emu.wait(10)
+        check(status == 9, "exit status 9 (%s)" % status)
+        m = re.search(r"^hold: fatal_at ([-.\d]+) gone_at ([-.\d]+)$", out,
+                      re.M)
+        check(rc == 0 and m is not None and float(m.group(1)) >= 0 and
+              float(m.group(2)) >= 0,
+              "the client's connection failed and the host's port went")
+        left = (value(out, "objects") or "").split()
+        check(not set(mine) & set(left),
+              "the janitor removed the emulator's objects (left: %s)" %
+              " ".join(left))
+        check(not os.path.exists(emu.json), "a crash writes no JSON")
+    finally:
+        cleanup(fabric, [emu])
+
+
+def test_scale():
+    """10,000 hosts: quick start, all ARP-reachable, little CPU idle."""
+    fabric = fabric_name("scale")
+    t0 = time.monotonic()
+    emu = Emulator(fabric, ["--hosts", "10000"], ready_timeout=120)
+    try:
+        if not check(emu.ready is not None, "emulator ready"):
+            return
+        m = re.search(r"in ([.\d]+) s", emu.ready)
+        start = float(m.group(1)) if m else 1e9
+        print("    start %.3f s (%.3f s seen from here), RSS %d KiB" %
+              (start, time.monotonic() - t0, emu.rss_kib()))
+        check(start < 20, "10,000 hosts up in %.3f s" % start)
+        # idle: nap and a slice of the ports per turn
+        cpu0, w0 = emu.cpu_seconds(), time.monotonic()
+        time.sleep(3)       # a measurement window, not a synchronisation
+        cpu = (emu.cpu_seconds() - cpu0) / (time.monotonic() - w0)
+        print("    idle CPU %.1f%% of one core" % (cpu * 100))
+        check(cpu < 0.25, "idle: %.1f%% CPU" % (cpu * 100))
+        rc, out = client(fabric, 10000, ["probe", "--arp-only", "--window",
+                                         "2", "--flags", "0x80"],
+                         timeout=250, global_args=["--timeout", "200"])
+        check(rc == 0 and (value(out, "arp") or "").startswith(
+            "10000/10000"), "all 10,000 hosts answer ARP")
+        rss = emu.rss_kib()
+        print("    RSS after the ARP storm %d KiB" % rss)
+        status = emu.stop(60)
+        check(status == 0, "SIGINT: exit 0 (%s)" % status)
+        t = emu.results()["totals"]
+        check(t["arp_answered"] >= 10000, "JSON: %d ARP answers" %
+              t["arp_answered"])
+        check(shm_objects(fabric) == [], "clean exit: no objects left")
+    finally:
+        cleanup(fabric, [emu])
+
+
+TESTS = {
+    "options": test_options,
+    "probe": test_probe,
+    "rc": test_rc,
+    "backoff": test_backoff,
+    "idle": test_idle,
+    "die": test_die,
+    "scale": test_scale,
+}
+
+
+def main():
+    if len(sys.argv) != 2 or sys.argv[1] not in TESTS:
+        print(__doc__)
+        sys.exit(2)
+    for f in (PEERS, CLIENT):
+        if not os.access(f, os.X_OK):
+            print("missing " + f)
+            sys.exit(1)
+    TESTS[sys.argv[1]]()
+    if _failures:
+        print("%d check(s) failed" % len(_failures))
+        sys.exit(1)
+    print("all checks passed")
+
+
+if __name__ == "__main__":
+    main()
