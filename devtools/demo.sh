@@ -1,7 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# The main demo: set up, build, and show net_ipoibcm in stock dpdk-testpmd.
+# The main demo: one net_ipoibcm port with room for 8 connections serves
+# 128 emulated IPoIB hosts. Every host is served: 8 over RC, the others
+# spilled to UD. Then only the last 32 hosts keep talking: the idle
+# connections are reaped and the busiest spilled hosts promoted to RC.
+# The grid shows each host's path as it changes.
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -10,8 +14,19 @@ cd "$top"
 [ -f build/build.ninja ] || meson setup build >/dev/null
 ninja -C build >/dev/null
 
-plugin=$(/usr/bin/python3 devtools/plugin-path.py build)
-printf 'show port summary all\nshow port info 0\nquit\n' |
-dpdk-testpmd --no-huge -m 1024 --no-pci --file-prefix=ipoibcm-demo \
-	-d "$plugin" --vdev=net_ipoibcm0,fabric=demo,srq=auto,max_conns=4 \
-	-- -i --total-num-mbufs=16384
+fabric=demo$$
+hosts=${DEMO_HOSTS:-128}
+build/app/ipoibcm-peers/dpdk-ipoibcm-peers --fabric "$fabric" \
+	--hosts "$hosts" --connect --accept limit:64 --quiet &
+peers=$!
+trap 'kill $peers 2>/dev/null; wait $peers 2>/dev/null' EXIT
+
+echo "== $hosts emulated hosts on fabric $fabric (dpdk-ipoibcm-peers, pid $peers)"
+echo "== dpdk-ipoibcm-ping: net_ipoibcm0 with max_conns=8, reap_idle=3"
+last=$((hosts - 1))
+build/app/ipoibcm-ping/dpdk-ipoibcm-ping -l 0 --no-huge -m 1024 --no-pci \
+	--file-prefix="$fabric" --log-level=pmd.net.ipoibcm:warning \
+	--vdev=net_ipoibcm0,fabric="$fabric",max_conns=8,reap_idle=3 -- \
+	--hosts "$hosts" --rate 100000 --report 2 --grid --require-all \
+	--phase 8:0-"$last" --phase 12:$((hosts - 32))-"$last" 2>&1 |
+	grep -v '^EAL:\|^TELEMETRY:'

@@ -33,7 +33,7 @@
 #define IPOIB_MAX_DESC		8192
 #define IPOIB_MIN_DESC		32
 #define IPOIB_BURST		32
-#define IPOIB_UD_RING		512	/* UD receive WRs (queue 0) */
+#define IPOIB_UD_RING		2048	/* UD receive WRs (queue 0) */
 #define IPOIB_TX_QP_WR		1	/* active RC QPs receive nothing */
 #define IPOIB_MCAST_MAX		32	/* multicast groups with an AH */
 

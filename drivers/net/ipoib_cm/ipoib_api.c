@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ *
+ * The driver's own API (rte_pmd_ipoib_cm.h).
+ */
+
+#include <errno.h>
+#include <string.h>
+
+#include <rte_compat.h>
+
+#include "ipoib_cm.h"
+#include "ipoib_telemetry.h"
+#include "rte_pmd_ipoib_cm.h"
+
+int
+rte_pmd_ipoibcm_peer_get(uint16_t port_id, const struct rte_ether_addr *mac,
+			 struct rte_pmd_ipoibcm_peer *info)
+{
+	struct ipoib_priv *priv = ipoib_priv_of_port(port_id);
+	const struct ipoib_peer *p;
+
+	if (priv == NULL)
+		return -ENODEV;
+	p = ipoib_peer_by_mac(priv, mac);
+	if (p == NULL)
+		return -ENOENT;
+	memset(info, 0, sizeof(*info));
+	info->state = (enum rte_pmd_ipoibcm_peer_state)
+		      __atomic_load_n(&p->state, __ATOMIC_RELAXED);
+	info->rx_rc = p->rx != NULL;
+	info->qpn = p->qpn;
+	memcpy(info->gid, ipoib_hwaddr_gid(&p->hw), sizeof(info->gid));
+	info->tx_rc_packets = __atomic_load_n(&p->tx_rc_pkts, __ATOMIC_RELAXED);
+	info->tx_ud_packets = __atomic_load_n(&p->tx_ud_pkts, __ATOMIC_RELAXED);
+	info->rx_packets = __atomic_load_n(&p->rx_pkts, __ATOMIC_RELAXED);
+	info->idle_ms = (ipoib_now_ns() - p->last_active_ns) / 1000000;
+	return 0;
+}
+
+int
+rte_pmd_ipoibcm_faults_set(uint16_t port_id,
+			   const struct rte_pmd_ipoibcm_faults *f)
+{
+	struct ipoib_priv *priv = ipoib_priv_of_port(port_id);
+	struct ipoib_hca_faults hf = {
+		.drop_ppm = f->drop_ppm,
+		.cm_delay_ms = f->cm_delay_ms,
+		.rej_after = f->rej_after,
+		.cm_drop_mask = f->cm_drop_mask,
+		.port_down = f->port_down,
+	};
+
+	if (priv == NULL)
+		return -ENODEV;
+	if (priv->ops->faults_set == NULL)
+		return -ENOTSUP;
+	return priv->ops->faults_set(priv->hca, &hf);
+}
+
+int
+rte_pmd_ipoibcm_faults_get(uint16_t port_id, struct rte_pmd_ipoibcm_faults *f)
+{
+	struct ipoib_priv *priv = ipoib_priv_of_port(port_id);
+	struct ipoib_hca_faults hf;
+	int ret;
+
+	if (priv == NULL)
+		return -ENODEV;
+	if (priv->ops->faults_get == NULL)
+		return -ENOTSUP;
+	ret = priv->ops->faults_get(priv->hca, &hf);
+	if (ret < 0)
+		return ret;
+	f->drop_ppm = hf.drop_ppm;
+	f->cm_delay_ms = hf.cm_delay_ms;
+	f->rej_after = hf.rej_after;
+	f->cm_drop_mask = hf.cm_drop_mask;
+	f->port_down = hf.port_down;
+	return 0;
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ */
+
+#ifndef RTE_PMD_IPOIB_CM_H
+#define RTE_PMD_IPOIB_CM_H
+
+/**
+ * @file
+ * net_ipoibcm specific API: what an application may ask of the connection
+ * table, and fault injection for tests (shm transport).
+ *
+ * @warning
+ * @b EXPERIMENTAL: this API may change without prior notice.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_compat.h>
+#include <rte_ether.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** How a peer is reached. */
+enum rte_pmd_ipoibcm_peer_state {
+	RTE_PMD_IPOIBCM_PEER_UD_ONLY,	 /**< no connected mode offered */
+	RTE_PMD_IPOIBCM_PEER_NEW,	 /**< connects on the next frame */
+	RTE_PMD_IPOIBCM_PEER_CONNECTING, /**< UD while the REQ is out */
+	RTE_PMD_IPOIBCM_PEER_CONNECTED,	 /**< sent to over RC */
+	RTE_PMD_IPOIBCM_PEER_SPILLED,	 /**< on UD; retried or promoted */
+};
+
+/** A peer of the port, found by its (emulated) MAC. */
+struct rte_pmd_ipoibcm_peer {
+	enum rte_pmd_ipoibcm_peer_state state;
+	bool rx_rc;			/**< it sends to us over RC */
+	uint32_t qpn;			/**< its UD QPN */
+	uint8_t gid[16];
+	uint64_t tx_rc_packets;
+	uint64_t tx_ud_packets;
+	uint64_t rx_packets;
+	uint64_t idle_ms;		/**< since traffic either way */
+};
+
+/**
+ * Look a peer up by MAC.
+ *
+ * @return 0, -ENODEV (not a net_ipoibcm port) or -ENOENT (no such peer).
+ */
+__rte_experimental
+int rte_pmd_ipoibcm_peer_get(uint16_t port_id,
+			     const struct rte_ether_addr *mac,
+			     struct rte_pmd_ipoibcm_peer *info);
+
+/** Faults the shm transport injects into what a port receives. */
+struct rte_pmd_ipoibcm_faults {
+	uint32_t drop_ppm;	/**< UD and CM messages dropped, per million */
+	uint32_t cm_delay_ms;	/**< CM messages held this long */
+	int32_t rej_after;	/**< -1 off; REJ every REQ beyond N conns */
+	uint32_t cm_drop_mask;	/**< 1 << type (1 REQ .. 6 DREP): dropped */
+	bool port_down;		/**< the port's link is down */
+};
+
+/**
+ * Set or read the faults of a port.
+ *
+ * @return 0, -ENODEV, or -ENOTSUP (the transport has no fault injection).
+ */
+__rte_experimental
+int rte_pmd_ipoibcm_faults_set(uint16_t port_id,
+			       const struct rte_pmd_ipoibcm_faults *f);
+__rte_experimental
+int rte_pmd_ipoibcm_faults_get(uint16_t port_id,
+			       struct rte_pmd_ipoibcm_faults *f);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RTE_PMD_IPOIB_CM_H */
