@@ -16,6 +16,7 @@
 #include <rte_telemetry.h>
 
 #include "ipoib_cm.h"
+#include "ipoib_log.h"
 #include "ipoib_telemetry.h"
 #include "ipoib_xstats.h"
 
@@ -174,11 +175,12 @@ ipoib_tel_conns(const char *cmd, const char *params, struct rte_tel_data *d)
 
 RTE_INIT(ipoib_telemetry_init)
 {
-	rte_telemetry_register_cmd("/ipoibcm/summary", ipoib_tel_summary,
-		"The net_ipoibcm port and its connection table. "
-		"Parameters: int port_id");
-	rte_telemetry_register_cmd("/ipoibcm/conns", ipoib_tel_conns,
-		"Peers of a net_ipoibcm port: state, path, traffic, idle time, "
-		"40 at a time from the given index; 'next' is where to go on. "
-		"Parameters: int port_id[,int first_peer]");
+	/* help texts are at most RTE_TEL_MAX_STRING_LEN - 1 bytes */
+	if (rte_telemetry_register_cmd("/ipoibcm/summary", ipoib_tel_summary,
+		"A net_ipoibcm port and its connection table. "
+		"Parameters: int port_id") < 0 ||
+	    rte_telemetry_register_cmd("/ipoibcm/conns", ipoib_tel_conns,
+		"Peers of a net_ipoibcm port, 40 from first_peer; 'next' goes "
+		"on. Parameters: int port_id[,int first_peer]") < 0)
+		IPOIB_LOG(ERR, "cannot register the telemetry commands");
 }

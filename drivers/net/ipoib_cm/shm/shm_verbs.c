@@ -729,7 +729,7 @@ shm_qp_set_err(struct shm_qp *qp)
 
 /* Control side of an error: flush what is posted, raise QP_FATAL once. */
 static void
-shm_qp_report_err(struct shm_qp *qp)
+shm_qp_report_err(struct shm_qp *qp, bool event)
 {
 	struct shm_async_event ev = { .type = SHM_EV_QP_FATAL };
 
@@ -745,7 +745,8 @@ shm_qp_report_err(struct shm_qp *qp)
 		shm_rq_flush(qp->rq);
 	ev.qp_num = qp->qpn;
 	ev.qp_context = qp->ent->qp_context;
-	shm_port_event(qp->port, &ev);
+	if (event)
+		shm_port_event(qp->port, &ev);
 }
 
 /* Internal to the CM: connect an RC QP to its peer and set its state. */
@@ -782,8 +783,9 @@ shm_qp_modify(struct shm_qp *qp, enum shm_qp_state state)
 
 	switch (state) {
 	case SHM_QPS_ERR:
+		/* asked for: flushed, but no QP_FATAL (as with verbs) */
 		shm_qp_set_err(qp);
-		shm_qp_report_err(qp);
+		shm_qp_report_err(qp, false);
 		return 0;
 	case SHM_QPS_RTR:
 	case SHM_QPS_RTS:
@@ -825,7 +827,7 @@ shm_qp_watch(struct shm_port *p)
 		struct shm_qp_ent *peer = qp->peer;
 
 		if (st == SHM_QPS_ERR) {
-			shm_qp_report_err(qp);
+			shm_qp_report_err(qp, true);
 			continue;
 		}
 		if (qp->type != SHM_QPT_RC || !shm_qp_connected(st) ||
@@ -833,7 +835,7 @@ shm_qp_watch(struct shm_port *p)
 			continue;
 		if (shm_rc_peer_gone(qp)) {
 			shm_qp_set_err(qp);
-			shm_qp_report_err(qp);
+			shm_qp_report_err(qp, true);
 		}
 	}
 }
