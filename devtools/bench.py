@@ -84,7 +84,9 @@ def run_pair(TestPmd, name, vdev_a, vdev_b, args, sizes, windows,
             if "Bad" in out:
                 raise RuntimeError("%s: testpmd refused txpkts %s" %
                                    (name, spec))
-            a.cmd("start")
+            out = a.cmd("start")
+            if "Fail" in out or "not all" in out.lower():
+                raise RuntimeError("%s: %s" % (name, out))
             mpps, avg = rx_rate(b, windows)
             a.cmd("stop")
             b.settle_rx()
@@ -164,14 +166,14 @@ def main():
             "net_ipoibcm0,fabric=%s,guid=0xb1,srq=%s" % (fab, srq),
             common, SIZES, args.windows, connect="conns_tx_connected")
     sock = "/run/ipoibcm-bench-memif-%d.sock" % pid
+    # net_memif of DPDK 22.11 takes frames of at most 1518 bytes
+    # (max_rx_pktlen): no 9000-byte point for it
     results["memif"] = run_pair(
         TestPmd, "memif",
         "net_memif0,role=client,socket=%s,socket-abstract=no" % sock,
         "net_memif0,role=server,socket=%s,socket-abstract=no" % sock,
-        ["--max-pkt-len=9018", "--enable-scatter", "--tx-offloads=0x8000",
-         "--mbuf-size=2176", "--rxd=1024", "--txd=1024"],
-        [(64, "64"), (1500, "1500"), (9000, "2000,2000,2000,2000,1000")],
-        args.windows)
+        ["--mbuf-size=2176", "--rxd=1024", "--txd=1024"],
+        [(64, "64"), (1500, "1500")], args.windows)
     mc = memcpy_baseline(args.build)
     prof = perf_profile(TestPmd, 2)
     report = format_report(results, mc, prof)
@@ -210,6 +212,9 @@ def format_report(results, mc, prof):
                   name != "memif" else "")
             lines.append("| %s | %d | %.3f | %.2f | %s | %.2fx |" %
                          (name, size, mpps, gbps, vs, gbps / base))
+    lines += ["", "net_memif on DPDK 22.11 takes frames of at most 1518 "
+              "bytes, so it has no 9000 B point; ratios are against memif's "
+              "rate at the same size."]
     for side, rows in prof.items():
         lines += ["", "perf, 64 B txonly -> rxonly, %s side "
                   "(top symbols):" % side, "```"] + rows + ["```"]

@@ -18,7 +18,7 @@
 #include "ipoib_conn.h"
 #include "ipoib_log.h"
 
-#define IPOIB_CTRL_IDLE_NS	500000	/* sleep when there was nothing */
+#define IPOIB_CTRL_IDLE_NS	1000000	/* sleep when there was nothing */
 #define IPOIB_CONNECT_RING	4096
 
 /* One round of control work; true if there was any. */

@@ -130,10 +130,10 @@ struct ipoib_wc {
 	uint32_t byte_len;		/* GRH included when present */
 	uint32_t qp_num;		/* local QP that received */
 	uint32_t src_qp;
+	uint32_t qp_context;		/* ipoib_qp_init.qp_context */
 	uint16_t slid;
 	uint8_t status;			/* enum ipoib_wc_status */
 	uint8_t wc_flags;		/* IPOIB_WC_* */
-	uint32_t qp_context;		/* ipoib_qp_init.qp_context */
 };
 
 /* Address of a destination: GID always, LID where the fabric routes on it. */

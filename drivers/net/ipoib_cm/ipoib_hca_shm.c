@@ -163,27 +163,22 @@ ipoib_shm_cq_destroy(struct ipoib_hca_cq *cq)
 	return shm_cq_destroy(TO_SHM(cq, cq));
 }
 
+/* The fabric's completions are laid out as the interface's: no copy. */
 static uint16_t
 ipoib_shm_poll_cq(struct ipoib_hca_cq *cq, struct ipoib_wc *wc, uint16_t n)
 {
-	struct shm_wc swc[64];
-	uint16_t k, i;
-
-	if (n > RTE_DIM(swc))
-		n = RTE_DIM(swc);
-	k = shm_cq_poll(TO_SHM(cq, cq), swc, n);
-	for (i = 0; i < k; i++) {
-		wc[i].wr_id = swc[i].wr_id;
-		wc[i].byte_len = swc[i].byte_len;
-		wc[i].qp_num = swc[i].qp_num;
-		wc[i].src_qp = swc[i].src_qp;
-		wc[i].slid = swc[i].slid;
-		wc[i].status = swc[i].status;
-		wc[i].wc_flags = swc[i].wc_flags & SHM_WC_GRH ?
-				 IPOIB_WC_GRH : 0;
-		wc[i].qp_context = swc[i].qp_context;
-	}
-	return k;
+	RTE_BUILD_BUG_ON(sizeof(struct ipoib_wc) != sizeof(struct shm_wc));
+	RTE_BUILD_BUG_ON(offsetof(struct ipoib_wc, qp_context) !=
+			 offsetof(struct shm_wc, qp_context));
+	RTE_BUILD_BUG_ON(offsetof(struct ipoib_wc, slid) !=
+			 offsetof(struct shm_wc, slid));
+	RTE_BUILD_BUG_ON(offsetof(struct ipoib_wc, wc_flags) !=
+			 offsetof(struct shm_wc, wc_flags));
+	RTE_BUILD_BUG_ON(IPOIB_WC_GRH != SHM_WC_GRH);
+	RTE_BUILD_BUG_ON((int)IPOIB_WC_WR_FLUSH_ERR !=
+			 (int)SHM_WC_WR_FLUSH_ERR);
+	RTE_BUILD_BUG_ON((int)IPOIB_WC_LOC_LEN_ERR != (int)SHM_WC_LOC_LEN_ERR);
+	return shm_cq_poll(TO_SHM(cq, cq), (struct shm_wc *)(void *)wc, n);
 }
 
 static struct ipoib_hca_srq *

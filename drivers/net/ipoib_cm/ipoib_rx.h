@@ -10,17 +10,22 @@
  * instantiate it with the mode as a compile-time constant: the two
  * functions share this text and nothing else, and neither tests the mode
  * at run time. Per burst: ICMP errors the transmit side made, the UD CQ
- * (queue 0), then the queue's RC CQ; replacement buffers are taken before
- * a packet is delivered, and all reposts of a receive queue go in one call.
+ * (queue 0), then the queue's RC CQ. Replacement buffers are taken in one
+ * call before any packet is delivered, all reposts of a receive queue go
+ * in one call, and per-peer counters are added once per run of packets
+ * from the same peer.
  */
 
 #include <rte_branch_prediction.h>
+#include <rte_ip.h>
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
 
 #include "ipoib_cm.h"
 #include "ipoib_eth.h"
 #include "ipoib_rxq.h"
+
+#define IPOIB_RX_FRESH	(IPOIB_BURST * 2)	/* mbufs taken per burst */
 
 static __rte_always_inline uint32_t
 ipoib_wr_slot(uint64_t wr_id)
@@ -40,25 +45,89 @@ ipoib_wr_kind(uint64_t wr_id)
 	return (unsigned int)(wr_id >> IPOIB_WR_KIND_SHIFT);
 }
 
+/* Replacement mbufs of a burst, from one pool, taken in one call. */
+struct ipoib_rx_fresh {
+	struct rte_mbuf *m[IPOIB_RX_FRESH];
+	uint16_t n;
+	uint16_t next;
+};
+
+static __rte_always_inline void
+ipoib_rx_fresh_take(struct ipoib_rx_fresh *f, struct rte_mempool *mp,
+		    uint16_t want)
+{
+	f->next = 0;
+	f->n = 0;
+	want = RTE_MIN(want, (uint16_t)IPOIB_RX_FRESH);
+	if (likely(rte_pktmbuf_alloc_bulk(mp, f->m, want) == 0))
+		f->n = want;
+}
+
+static __rte_always_inline void
+ipoib_rx_fresh_return(struct ipoib_rx_fresh *f)
+{
+	if (f->next < f->n)
+		rte_mempool_put_bulk(f->m[0]->pool, (void **)&f->m[f->next],
+				     f->n - f->next);
+	f->n = f->next = 0;
+}
+
+/* Per-peer counters of a run of packets from the same peer. */
+struct ipoib_rx_acct {
+	struct ipoib_peer *peer;
+	uint32_t pkts;
+	uint32_t bytes;
+};
+
+static __rte_always_inline void
+ipoib_rx_acct_flush(struct ipoib_rx_acct *a)
+{
+	if (a->peer == NULL)
+		return;
+	__atomic_fetch_add(&a->peer->rx_pkts, a->pkts, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&a->peer->rx_bytes, a->bytes, __ATOMIC_RELAXED);
+	a->peer = NULL;
+	a->pkts = a->bytes = 0;
+}
+
+static __rte_always_inline void
+ipoib_rx_acct_add(struct ipoib_rx_acct *a, struct ipoib_peer *peer,
+		  uint32_t len)
+{
+	if (unlikely(peer != a->peer)) {
+		ipoib_rx_acct_flush(a);
+		a->peer = peer;
+	}
+	a->pkts++;
+	a->bytes += len;
+}
+
 /*
  * Turn a completed slot into an mbuf chain of len bytes, skip bytes in,
- * after putting fresh mbufs in the slot. NULL when no fresh mbufs: the
- * slot keeps its old ones and the packet is dropped.
+ * after putting fresh mbufs in the slot (from f, else from the ring's
+ * pool). NULL when there are none: the slot keeps its old ones and the
+ * packet is dropped.
  */
 static __rte_always_inline struct rte_mbuf *
 ipoib_rx_chain(struct ipoib_rxq *rxq, struct ipoib_rx_ring *ring,
-	       uint32_t slot, uint32_t len, uint32_t skip)
+	       uint32_t slot, uint32_t len, uint32_t skip,
+	       struct ipoib_rx_fresh *f)
 {
 	struct rte_mbuf **b = &ring->bufs[(size_t)slot * ring->segs];
-	struct rte_mbuf *fresh[IPOIB_MAX_SGE];
 	uint16_t nseg = (uint16_t)((len + ring->seg_len - 1) / ring->seg_len);
+	struct rte_mbuf *fresh[IPOIB_MAX_SGE], **fr;
 	struct rte_mbuf *head = b[0], *prev = NULL;
 	uint32_t left = len;
 	uint16_t j;
 
 	if (unlikely(nseg == 0 || nseg > ring->segs || len <= skip))
 		return NULL;
-	if (unlikely(rte_pktmbuf_alloc_bulk(ring->pool->mp, fresh, nseg))) {
+	if (likely(f != NULL && f->n - f->next >= nseg)) {
+		fr = &f->m[f->next];
+		f->next += nseg;
+	} else if (rte_pktmbuf_alloc_bulk(ring->pool->mp, fresh, nseg) == 0) {
+		fr = fresh;
+	} else {
 		rxq->stats.nombuf++;
 		return NULL;
 	}
@@ -70,7 +139,7 @@ ipoib_rx_chain(struct ipoib_rxq *rxq, struct ipoib_rx_ring *ring,
 		if (prev != NULL)
 			prev->next = m;
 		prev = m;
-		b[j] = fresh[j];
+		b[j] = fr[j];
 	}
 	head->nb_segs = nseg;
 	head->pkt_len = len - skip;
@@ -80,15 +149,45 @@ ipoib_rx_chain(struct ipoib_rxq *rxq, struct ipoib_rx_ring *ring,
 	return head;
 }
 
+/*
+ * The common frame: unicast IPv4, or IPv6 that is not ICMPv6 (ND goes to
+ * the full emulation). Its 4-byte IPoIB header becomes the 14-byte
+ * Ethernet one, from MACs already known; no other byte changes.
+ */
+static __rte_always_inline bool
+ipoib_rx_fast_decap(struct rte_mbuf *m, const struct rte_ether_addr *dst,
+		    const struct rte_ether_addr *src)
+{
+	const struct ipoib_hdr *h = rte_pktmbuf_mtod(m, const struct ipoib_hdr *);
+	rte_be16_t proto = h->proto;
+	struct rte_ether_hdr *eth;
+
+	if (proto != RTE_BE16(RTE_ETHER_TYPE_IPV4) &&
+	    (proto != RTE_BE16(RTE_ETHER_TYPE_IPV6) ||
+	     m->data_len < IPOIB_HDR_LEN + sizeof(struct rte_ipv6_hdr) ||
+	     ((const struct rte_ipv6_hdr *)(h + 1))->proto == IPPROTO_ICMPV6))
+		return false;
+	/* every posted buffer has RTE_PKTMBUF_HEADROOM in front of it */
+	eth = (struct rte_ether_hdr *)rte_pktmbuf_prepend(m,
+		RTE_ETHER_HDR_LEN - IPOIB_HDR_LEN);
+	rte_ether_addr_copy(dst, &eth->dst_addr);
+	rte_ether_addr_copy(src, &eth->src_addr);
+	eth->ether_type = proto;
+	return true;
+}
+
 /* Ethernet emulation and accounting of one received IPoIB frame. */
 static __rte_always_inline bool
 ipoib_rx_deliver(struct ipoib_rxq *rxq, struct rte_mbuf *m,
 		 const struct ipoib_hwaddr *src, struct ipoib_peer *peer,
-		 bool mcast)
+		 bool mcast, struct ipoib_rx_acct *acct)
 {
 	struct ipoib_priv *priv = rxq->priv;
 	struct ipoib_learn learn;
 
+	if (likely(peer != NULL && !mcast &&
+		   ipoib_rx_fast_decap(m, &priv->mac, &peer->mac)))
+		goto done;
 	if (unlikely(ipoib_eth_decap(m, src, mcast, &priv->eth, &learn) < 0)) {
 		rxq->stats.drop_malformed++;
 		rte_pktmbuf_free(m);
@@ -96,11 +195,9 @@ ipoib_rx_deliver(struct ipoib_rxq *rxq, struct rte_mbuf *m,
 	}
 	if (unlikely(learn.valid))
 		ipoib_peer_learn(priv, &learn.hw);
-	if (likely(peer != NULL)) {
-		__atomic_fetch_add(&peer->rx_pkts, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&peer->rx_bytes, m->pkt_len,
-				   __ATOMIC_RELAXED);
-	}
+done:
+	if (likely(peer != NULL))
+		ipoib_rx_acct_add(acct, peer, m->pkt_len);
 	rxq->stats.packets++;
 	rxq->stats.bytes += m->pkt_len;
 	return true;
@@ -123,17 +220,35 @@ ipoib_rx_ud_source(struct ipoib_rxq *rxq, const struct ipoib_wc *wc,
 	return peer;
 }
 
+/* mbufs the completions of a burst need, to take them in one call. */
+static __rte_always_inline uint16_t
+ipoib_rx_need(const struct ipoib_rx_ring *ring, const struct ipoib_wc *wc,
+	      uint16_t k)
+{
+	uint16_t i, need = 0;
+
+	for (i = 0; i < k; i++)
+		need += (uint16_t)((wc[i].byte_len + ring->seg_len - 1) /
+				   ring->seg_len);
+	return need;
+}
+
 /* Queue 0: the datagram side, in both receive modes. */
 static __rte_always_inline uint16_t
-ipoib_rx_ud(struct ipoib_rxq *rxq, struct rte_mbuf **pkts, uint16_t n)
+ipoib_rx_ud(struct ipoib_rxq *rxq, struct rte_mbuf **pkts, uint16_t n,
+	    struct ipoib_rx_acct *acct)
 {
 	struct ipoib_priv *priv = rxq->priv;
 	struct ipoib_rx_ring *ring = rxq->ud;
 	struct ipoib_recv_wr wr[IPOIB_BURST];
 	struct ipoib_wc wc[IPOIB_BURST];
+	struct ipoib_rx_fresh fresh;
 	uint16_t k, i, nb = 0, nwr = 0;
 
 	k = rxq->poll_cq(rxq->ud_cq, wc, RTE_MIN(n, (uint16_t)IPOIB_BURST));
+	if (k == 0)
+		return 0;
+	ipoib_rx_fresh_take(&fresh, ring->pool->mp, ipoib_rx_need(ring, wc, k));
 	for (i = 0; i < k; i++) {
 		uint32_t slot = ipoib_wr_slot(wc[i].wr_id);
 		const struct ipoib_grh *grh;
@@ -164,10 +279,10 @@ ipoib_rx_ud(struct ipoib_rxq *rxq, struct rte_mbuf **pkts, uint16_t n)
 		mcast = grh->dgid[0] == 0xff;
 		peer = ipoib_rx_ud_source(rxq, &wc[i], grh, &src);
 		m = ipoib_rx_chain(rxq, ring, slot, wc[i].byte_len,
-				   IPOIB_GRH_LEN);
+				   IPOIB_GRH_LEN, &fresh);
 		if (unlikely(m == NULL))
 			goto repost;
-		if (ipoib_rx_deliver(rxq, m, &src, peer, mcast)) {
+		if (ipoib_rx_deliver(rxq, m, &src, peer, mcast, acct)) {
 			rxq->stats.ud_packets++;
 			rxq->stats.ud_bytes += m->pkt_len;
 			pkts[nb++] = m;
@@ -175,6 +290,7 @@ ipoib_rx_ud(struct ipoib_rxq *rxq, struct rte_mbuf **pkts, uint16_t n)
 repost:
 		ipoib_rx_ring_fill_wr(ring, slot, wc[i].wr_id, &wr[nwr++]);
 	}
+	ipoib_rx_fresh_return(&fresh);
 	if (nwr > 0)
 		priv->ops->post_recv(priv->ud_qp, wr, nwr);
 	return nb;
@@ -224,15 +340,21 @@ ipoib_rx_burst_tmpl(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 	struct ipoib_recv_wr wr[IPOIB_BURST];
 	struct ipoib_conn *wr_conn[IPOIB_BURST];
 	struct ipoib_wc wc[IPOIB_BURST];
+	struct ipoib_rx_acct acct = { NULL, 0, 0 };
+	struct ipoib_rx_fresh fresh = { .n = 0, .next = 0 };
 	uint16_t nb = 0, nwr = 0, k, i;
 
 	if (rxq->loopback != NULL)
 		nb = (uint16_t)rte_ring_dequeue_burst(rxq->loopback,
 						      (void **)pkts, n, NULL);
 	if (rxq->ud_cq != NULL && nb < n)
-		nb += ipoib_rx_ud(rxq, pkts + nb, n - nb);
+		nb += ipoib_rx_ud(rxq, pkts + nb, n - nb, &acct);
 	k = rxq->poll_cq(rxq->cq, wc,
 			 RTE_MIN((uint16_t)(n - nb), (uint16_t)IPOIB_BURST));
+	/* SRQ buffers come from one pool: take the burst's at once */
+	if (srq && k > 0)
+		ipoib_rx_fresh_take(&fresh, rxq->pool.mp,
+				    ipoib_rx_need(&rxq->srq_ring, wc, k));
 	for (i = 0; i < k; i++) {
 		uint32_t slot = ipoib_wr_slot(wc[i].wr_id);
 		struct ipoib_conn *owner, *conn;
@@ -261,7 +383,8 @@ ipoib_rx_burst_tmpl(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 			       rxq->conns[wc[i].qp_context] : NULL;
 		m = NULL;
 		if (likely(wc[i].status == IPOIB_WC_SUCCESS))
-			m = ipoib_rx_chain(rxq, ring, slot, wc[i].byte_len, 0);
+			m = ipoib_rx_chain(rxq, ring, slot, wc[i].byte_len, 0,
+					   srq ? &fresh : NULL);
 		wr_conn[nwr] = owner;
 		ipoib_rx_ring_fill_wr(ring, slot, wc[i].wr_id, &wr[nwr++]);
 		if (unlikely(m == NULL))
@@ -272,13 +395,16 @@ ipoib_rx_burst_tmpl(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 			continue;
 		}
 		if (ipoib_rx_deliver(rxq, m, &conn->peer->hw, conn->peer,
-				     false)) {
+				     false, &acct)) {
 			rxq->stats.rc_packets++;
 			rxq->stats.rc_bytes += m->pkt_len;
 			pkts[nb++] = m;
 		}
 	}
+	if (srq)
+		ipoib_rx_fresh_return(&fresh);
 	ipoib_rx_repost(rxq, wr, wr_conn, nwr, srq);
+	ipoib_rx_acct_flush(&acct);
 	rte_rcu_qsbr_quiescent(rxq->priv->pt.qsbr, rxq->qsbr_id);
 	return nb;
 }

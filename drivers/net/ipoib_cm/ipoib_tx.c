@@ -191,6 +191,33 @@ ipoib_tx_post_range(struct ipoib_txq *txq, struct ipoib_tx_run *r,
 }
 
 /*
+ * The common frame: unicast IPv4, or IPv6 that is not ICMPv6 (ND goes to
+ * the full emulation), in an mbuf of our own: its 14-byte Ethernet header
+ * becomes the 4-byte IPoIB one, which only rewrites its last 4 bytes.
+ */
+static __rte_always_inline bool
+ipoib_tx_fast_encap(struct rte_mbuf *m)
+{
+	const struct rte_ether_hdr *eth =
+		rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	rte_be16_t type = eth->ether_type;
+	struct ipoib_hdr *h;
+
+	if ((type != RTE_BE16(RTE_ETHER_TYPE_IPV4) &&
+	     (type != RTE_BE16(RTE_ETHER_TYPE_IPV6) ||
+	      m->data_len < sizeof(*eth) + sizeof(struct rte_ipv6_hdr) ||
+	      ((const struct rte_ipv6_hdr *)(eth + 1))->proto ==
+	      IPPROTO_ICMPV6)) ||
+	    !RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1)
+		return false;
+	h = (struct ipoib_hdr *)rte_pktmbuf_adj(m, RTE_ETHER_HDR_LEN -
+					       IPOIB_HDR_LEN);
+	h->proto = type;
+	h->reserved = 0;
+	return true;
+}
+
+/*
  * Encapsulate one frame of the run: 0, or a negative errno with the frame
  * unchanged (it is dropped once what precedes it has gone).
  */
@@ -202,6 +229,9 @@ ipoib_tx_encap(struct ipoib_txq *txq, struct ipoib_tx_run *r, uint16_t i)
 	struct ipoib_tx_dst dst;
 	struct ipoib_hca_ah *ah;
 	int ret;
+
+	if (likely(r->peer[i] != NULL && ipoib_tx_fast_encap(m)))
+		return 0;
 
 	if (!r->rc && r->peer[i] == NULL) {
 		/* multicast: the group is known once the frame is read */
