@@ -13,109 +13,23 @@
 #include <rte_ethdev.h>
 
 #include "test.h"
+#include "test_net.h"
 #include "test_util.h"
 
-#define TIMEOUT_MS	10000
-#define MAX_PEERS	16
-
-struct cm_net {
-	char names[MAX_PEERS + 1][32];
-	uint16_t port[MAX_PEERS + 1];	/* [0] is A */
-	struct rte_ether_addr mac[MAX_PEERS + 1];
-	unsigned int n;			/* peers, A excluded */
-};
-
-static int
-cm_net_open(struct cm_net *net, const char *fabric, const char *a_args,
-	    const char *b_args, unsigned int n)
-{
-	char args[256];
-	unsigned int i;
-
-	memset(net, 0, sizeof(*net));
-	for (i = 0; i <= n; i++) {
-		snprintf(net->names[i], sizeof(net->names[i]),
-			 "net_ipoibcm_cm%u", i);
-		snprintf(args, sizeof(args), "fabric=%s,guid=0x%x,%s",
-			 test_fabric(fabric), 0x1000 + i,
-			 i == 0 ? a_args : b_args);
-		TEST_RUN(test_port_create(net->names[i], args, 1, 1500,
-					  &net->port[i]));
-		rte_eth_macaddr_get(net->port[i], &net->mac[i]);
-		net->n = i;
-	}
-	return 0;
-}
-
-static void
-cm_net_close(struct cm_net *net)
-{
-	unsigned int i;
-
-	for (i = 0; i <= net->n; i++)
-		test_port_destroy(net->names[i]);
-}
-
-/*
- * One round: A sends a frame to each listed peer, each peer receives it
- * and replies, A receives every reply. Nothing may be lost.
- */
-static int
-cm_round(struct cm_net *net, const unsigned int *peers, unsigned int np,
-	 uint32_t seq)
-{
-	struct rte_mbuf *m, *rx[MAX_PEERS];
-	unsigned int k;
-	uint16_t got;
-
-	for (k = 0; k < np; k++) {
-		unsigned int i = peers[k];
-
-		m = test_udp_frame(&net->mac[0], &net->mac[i], 200, seq, false);
-		TEST_ASSERT(m != NULL, "frame");
-		TEST_ASSERT_EQ(rte_eth_tx_burst(net->port[0], 0, &m, 1), 1,
-			       "A sends to peer %u", i);
-	}
-	for (k = 0; k < np; k++) {
-		unsigned int i = peers[k];
-
-		got = test_rx_until(net->port[i], rx, 1, TIMEOUT_MS);
-		TEST_ASSERT_EQ(got, 1, "peer %u receives round %u", i, seq);
-		rte_pktmbuf_free(rx[0]);
-		m = test_udp_frame(&net->mac[i], &net->mac[0], 200, seq, false);
-		TEST_ASSERT(m != NULL, "reply");
-		TEST_ASSERT_EQ(rte_eth_tx_burst(net->port[i], 0, &m, 1), 1,
-			       "peer %u replies", i);
-	}
-	got = test_rx_until(net->port[0], rx, np, TIMEOUT_MS);
-	TEST_ASSERT_EQ(got, np, "A receives every reply of round %u", seq);
-	rte_pktmbuf_free_bulk(rx, got);
-	return 0;
-}
-
-static int
-cm_rounds(struct cm_net *net, const unsigned int *peers, unsigned int np,
-	  unsigned int rounds, uint32_t seq0)
-{
-	unsigned int r;
-
-	for (r = 0; r < rounds; r++)
-		TEST_RUN(cm_round(net, peers, np, seq0 + r));
-	return 0;
-}
+#define TIMEOUT_MS	TEST_NET_TIMEOUT_MS
 
 /* max_conns=4 and 16 peers: 4 on RC, 12 on UD, every reply arrives. */
 static int
 test_cm_spill(void)
 {
-	unsigned int all[MAX_PEERS], i;
-	struct cm_net net;
+	unsigned int all[TEST_NET_MAX_PEERS], i;
+	struct test_net net;
 
-	for (i = 0; i < MAX_PEERS; i++)
+	for (i = 0; i < TEST_NET_MAX_PEERS; i++)
 		all[i] = i + 1;
-	TEST_RUN(cm_net_open(&net, "t_cm_spill", "max_conns=4",
-			     "max_conns=64", MAX_PEERS));
-	TEST_RUN(cm_rounds(&net, all, MAX_PEERS, 20, 0));
+	TEST_RUN(test_net_open(&net, "t_cm_spill", "max_conns=4",
+			       "max_conns=64", TEST_NET_MAX_PEERS));
+	TEST_RUN(test_net_rounds(&net, all, TEST_NET_MAX_PEERS, 20, 0));
 	TEST_ASSERT(test_wait_xstat(net.port[0], "conns_tx_connected", 4,
 				    TIMEOUT_MS), "4 peers on RC");
 	TEST_ASSERT(test_wait_xstat(net.port[0], "peers_spilled", 12,
@@ -123,7 +37,7 @@ test_cm_spill(void)
 	/* the peers connect to A too: A's passive side takes 4 */
 	TEST_ASSERT(test_wait_xstat(net.port[0], "conns_rx", 4, TIMEOUT_MS),
 		    "A accepted 4");
-	TEST_RUN(cm_rounds(&net, all, MAX_PEERS, 50, 100));
+	TEST_RUN(test_net_rounds(&net, all, TEST_NET_MAX_PEERS, 50, 100));
 	TEST_ASSERT(test_xstat(net.port[0], "rej_sent_reason_1") >= 12,
 		    "the others got REJ reason 1 (no QP)");
 	TEST_ASSERT(test_xstat(net.port[0], "tx_rc_packets") >= 4 * 50,
@@ -132,7 +46,7 @@ test_cm_spill(void)
 		    "UD carries the spilled peers' frames");
 	TEST_ASSERT_EQ(test_xstat(net.port[0], "tx_drop_no_neigh"), 0,
 		       "no frame dropped");
-	cm_net_close(&net);
+	test_net_close(&net);
 	return 0;
 }
 REGISTER_IPOIB_TEST(cm_spill, test_cm_spill,
@@ -143,24 +57,24 @@ static int
 test_cm_passive_full(void)
 {
 	unsigned int peer = 1;
-	struct cm_net net;
+	struct test_net net;
 
 	/* A is the passive one here: it allows one connection */
-	TEST_RUN(cm_net_open(&net, "t_cm_full", "max_conns=1", "", 2));
+	TEST_RUN(test_net_open(&net, "t_cm_full", "max_conns=1", "", 2));
 	/* peers 1 and 2 send to A (their replies in cm_round) */
-	TEST_RUN(cm_rounds(&net, &peer, 1, 5, 0));
+	TEST_RUN(test_net_rounds(&net, &peer, 1, 5, 0));
 	TEST_ASSERT(test_wait_xstat(net.port[1], "conns_tx_connected", 1,
 				    TIMEOUT_MS), "peer 1 connected to A");
 	peer = 2;
-	TEST_RUN(cm_rounds(&net, &peer, 1, 5, 10));
+	TEST_RUN(test_net_rounds(&net, &peer, 1, 5, 10));
 	TEST_ASSERT(test_wait_xstat(net.port[2], "rej_rcvd_reason_1", 1,
 				    TIMEOUT_MS), "peer 2 got REJ reason 1");
 	TEST_ASSERT(test_wait_xstat(net.port[2], "peers_spilled", 1,
 				    TIMEOUT_MS), "peer 2 spilled A");
 	TEST_ASSERT(test_xstat(net.port[0], "rej_sent_reason_1") >= 1,
 		    "A counted the REJ it sent");
-	TEST_RUN(cm_rounds(&net, &peer, 1, 20, 20));	/* still served */
-	cm_net_close(&net);
+	TEST_RUN(test_net_rounds(&net, &peer, 1, 20, 20));	/* still served */
+	test_net_close(&net);
 	return 0;
 }
 REGISTER_IPOIB_TEST(cm_passive_full, test_cm_passive_full,
@@ -171,23 +85,23 @@ static int
 test_cm_rejected(void)
 {
 	unsigned int peer = 1;
-	struct cm_net net;
+	struct test_net net;
 
-	TEST_RUN(cm_net_open(&net, "t_cm_rej",
-			     "retry_min=20,retry_max=80", "fault_rej=all", 1));
-	TEST_RUN(cm_rounds(&net, &peer, 1, 10, 0));
+	TEST_RUN(test_net_open(&net, "t_cm_rej",
+			       "retry_min=20,retry_max=80", "fault_rej=all", 1));
+	TEST_RUN(test_net_rounds(&net, &peer, 1, 10, 0));
 	TEST_ASSERT(test_wait_xstat(net.port[0], "rej_rcvd_reason_3", 1,
 				    TIMEOUT_MS), "REJ reason 3 received");
 	TEST_ASSERT(test_wait_xstat(net.port[0], "peers_spilled", 1,
 				    TIMEOUT_MS), "spilled");
 	/* keep talking: the backoff expires, A retries, is refused again */
 	while (test_xstat(net.port[0], "conn_retries") < 2)
-		TEST_RUN(cm_rounds(&net, &peer, 1, 1, 100));
+		TEST_RUN(test_net_rounds(&net, &peer, 1, 1, 100));
 	TEST_ASSERT(test_xstat(net.port[0], "rej_rcvd_reason_3") >= 2,
 		    "refused again");
 	TEST_ASSERT_EQ(test_xstat(net.port[0], "conns_tx_connected"), 0,
 		       "never connected");
-	cm_net_close(&net);
+	test_net_close(&net);
 	return 0;
 }
 REGISTER_IPOIB_TEST(cm_rejected, test_cm_rejected,
@@ -199,25 +113,25 @@ test_cm_budget(void)
 {
 	unsigned int peers[4] = { 1, 2, 3, 4 }, i;
 	char a_args[128];
-	struct cm_net net;
+	struct test_net net;
 	uint64_t per_conn;
 
 	/* one connection first, to learn what one costs */
-	TEST_RUN(cm_net_open(&net, "t_cm_budget1", "srq=off", "", 1));
-	TEST_RUN(cm_rounds(&net, peers, 1, 3, 0));
+	TEST_RUN(test_net_open(&net, "t_cm_budget1", "srq=off", "", 1));
+	TEST_RUN(test_net_rounds(&net, peers, 1, 3, 0));
 	TEST_ASSERT(test_wait_xstat(net.port[0], "conns_rx", 1, TIMEOUT_MS),
 		    "A accepted one");
 	per_conn = test_xstat(net.port[0], "mem_used_bytes");
 	TEST_ASSERT(per_conn > 0 && per_conn < UINT64_MAX, "charged");
 	printf("    one non-SRQ connection charges %" PRIu64 " bytes\n",
 	       per_conn);
-	cm_net_close(&net);
+	test_net_close(&net);
 
 	snprintf(a_args, sizeof(a_args), "srq=off,mem_budget=%" PRIu64,
 		 per_conn * 7 / 2);
-	TEST_RUN(cm_net_open(&net, "t_cm_budget", a_args, "", 4));
+	TEST_RUN(test_net_open(&net, "t_cm_budget", a_args, "", 4));
 	for (i = 0; i < 4; i++) {
-		TEST_RUN(cm_rounds(&net, &peers[i], 1, 3, 10 * i));
+		TEST_RUN(test_net_rounds(&net, &peers[i], 1, 3, 10 * i));
 		TEST_ASSERT(test_wait_xstat(net.port[peers[i]],
 					    i < 3 ? "conns_tx_connected" :
 					    "rej_rcvd_reason_3", 1, TIMEOUT_MS),
@@ -228,8 +142,8 @@ test_cm_budget(void)
 	TEST_ASSERT(test_xstat(net.port[0], "mem_used_bytes") <=
 		    test_xstat(net.port[0], "mem_budget_bytes"),
 		    "budget never exceeded");
-	TEST_RUN(cm_rounds(&net, peers, 4, 10, 100));	/* all served */
-	cm_net_close(&net);
+	TEST_RUN(test_net_rounds(&net, peers, 4, 10, 100));	/* all served */
+	test_net_close(&net);
 	return 0;
 }
 REGISTER_IPOIB_TEST(cm_budget, test_cm_budget,
@@ -240,27 +154,27 @@ static int
 test_cm_reap_promote(void)
 {
 	unsigned int first[2] = { 1, 2 }, third = 3;
-	struct cm_net net;
+	struct test_net net;
 
-	TEST_RUN(cm_net_open(&net, "t_cm_reap", "max_conns=2,reap_idle=1",
-			     "", 3));
-	TEST_RUN(cm_rounds(&net, first, 2, 5, 0));
+	TEST_RUN(test_net_open(&net, "t_cm_reap", "max_conns=2,reap_idle=1",
+			       "", 3));
+	TEST_RUN(test_net_rounds(&net, first, 2, 5, 0));
 	TEST_ASSERT(test_wait_xstat(net.port[0], "conns_tx_connected", 2,
 				    TIMEOUT_MS), "peers 1 and 2 on RC");
 	/* peer 3 is busy but the table is full: spilled */
-	TEST_RUN(cm_rounds(&net, &third, 1, 5, 10));
+	TEST_RUN(test_net_rounds(&net, &third, 1, 5, 10));
 	TEST_ASSERT(test_wait_xstat(net.port[0], "peers_spilled", 1,
 				    TIMEOUT_MS), "peer 3 spilled");
 	/* only peer 3 talks now: 1 and 2 go idle, get reaped (or evicted) */
 	while (test_xstat(net.port[0], "conn_promotions") < 1)
-		TEST_RUN(cm_rounds(&net, &third, 1, 1, 100));
+		TEST_RUN(test_net_rounds(&net, &third, 1, 1, 100));
 	TEST_ASSERT(test_xstat(net.port[0], "conn_reaped") +
 		    test_xstat(net.port[0], "conn_evictions") >= 1,
 		    "an idle connection made room");
 	TEST_ASSERT(test_wait_xstat(net.port[0], "peers_spilled", 0,
 				    TIMEOUT_MS), "peer 3 promoted");
-	TEST_RUN(cm_rounds(&net, &third, 1, 5, 200));
-	cm_net_close(&net);
+	TEST_RUN(test_net_rounds(&net, &third, 1, 5, 200));
+	test_net_close(&net);
 	return 0;
 }
 REGISTER_IPOIB_TEST(cm_reap_promote, test_cm_reap_promote,
@@ -271,11 +185,11 @@ static int
 test_cm_peer_gone(void)
 {
 	unsigned int peer = 1;
-	struct cm_net net;
+	struct test_net net;
 	char args[128];
 
-	TEST_RUN(cm_net_open(&net, "t_cm_gone", "", "", 1));
-	TEST_RUN(cm_rounds(&net, &peer, 1, 5, 0));
+	TEST_RUN(test_net_open(&net, "t_cm_gone", "", "", 1));
+	TEST_RUN(test_net_rounds(&net, &peer, 1, 5, 0));
 	TEST_ASSERT(test_wait_xstat(net.port[0], "conns_tx_connected", 1,
 				    TIMEOUT_MS), "connected");
 	test_port_destroy(net.names[1]);
@@ -289,11 +203,11 @@ test_cm_peer_gone(void)
 	TEST_RUN(test_port_create(net.names[1], args, 1, 1500,
 				  &net.port[1]));
 	rte_eth_macaddr_get(net.port[1], &net.mac[1]);
-	TEST_RUN(cm_rounds(&net, &peer, 1, 5, 10));
+	TEST_RUN(test_net_rounds(&net, &peer, 1, 5, 10));
 	TEST_ASSERT(test_wait_xstat(net.port[0], "conns_tx_connected", 1,
 				    TIMEOUT_MS), "connected again");
-	TEST_RUN(cm_rounds(&net, &peer, 1, 5, 20));
-	cm_net_close(&net);
+	TEST_RUN(test_net_rounds(&net, &peer, 1, 5, 20));
+	test_net_close(&net);
 	return 0;
 }
 REGISTER_IPOIB_TEST(cm_peer_gone, test_cm_peer_gone,

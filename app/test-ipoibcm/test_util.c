@@ -53,7 +53,7 @@ int
 test_port_create(const char *name, const char *args, uint16_t nb_q,
 		 uint16_t mtu, uint16_t *port)
 {
-	struct rte_eth_conf conf = { 0 };
+	struct rte_eth_conf conf = { .intr_conf.lsc = 1 };
 	uint16_t q;
 
 	if (mtu > RTE_MBUF_DEFAULT_DATAROOM)

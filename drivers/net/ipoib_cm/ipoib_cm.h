@@ -212,6 +212,7 @@ struct ipoib_ctrl_stats {
 	uint64_t peer_collisions;
 	uint64_t peers_learned;
 	uint64_t cm_malformed;
+	uint64_t drain_timeouts;	/* torn down without all completions */
 };
 
 struct ipoib_mcast {
@@ -233,6 +234,7 @@ struct ipoib_priv {
 	uint32_t rc_buf;		/* RC receive WR bytes: MTU + 4 */
 	bool srq;			/* receive mode chosen at start */
 	bool started;
+	bool port_active;		/* HCA port ACTIVE (control thread) */
 	struct ipoib_hca_qp *ud_qp;
 	uint32_t ud_qpn;
 	struct ipoib_ud ud;

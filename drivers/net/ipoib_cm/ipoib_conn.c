@@ -24,6 +24,7 @@
 
 #include "ipoib_cm.h"
 #include "ipoib_conn.h"
+#include "ipoib_link.h"
 #include "ipoib_log.h"
 #include "ipoib_rxq.h"
 
@@ -232,10 +233,12 @@ ipoib_conn_try_destroy(struct ipoib_priv *priv, struct ipoib_conn *c)
 		return false;	/* DREP or its timeout first */
 	if (c->qp != NULL && priv->ops->qp_destroy(c->qp) == -EBUSY && !late)
 		return false;
-	if (late)
+	if (late) {
+		priv->cstats.drain_timeouts++;
 		IPOIB_LOG(WARNING, "connection %u: torn down after %" PRIu64
 			  " ms without all its completions", c->index,
 			  (uint64_t)(IPOIB_DRAIN_TIMEOUT_NS / IPOIB_NS_PER_MS));
+	}
 	if (c->cm_id != NULL)
 		priv->ops->cm_destroy(c->cm_id);
 	ipoib_conn_release_buffers(priv, c);
@@ -284,6 +287,10 @@ ipoib_conn_connect(struct ipoib_priv *priv, struct ipoib_peer *peer)
 	};
 	struct ipoib_conn *c;
 
+	if (!priv->port_active) {
+		ipoib_spill(priv, peer, true);	/* retried when it is up */
+		return;
+	}
 	if (priv->nr_active >= priv->cfg.max_conns || priv->stopping) {
 		ipoib_spill(priv, peer, false);
 		return;
@@ -546,10 +553,14 @@ ipoib_conn_handle_cm(struct ipoib_priv *priv, const struct ipoib_cm_event *ev)
 			break;
 		if (c->active && c->state == IPOIB_CONN_CONNECTING) {
 			ipoib_conn_refused(priv, ev);
-		} else {
-			ipoib_count_rej(priv->cstats.rej_rcvd, ev->reason);
-			ipoib_conn_close(priv, c, false, true);
+			break;
 		}
+		/* passive: REP unanswered, or a REJ instead of the RTU */
+		if (ev->type == IPOIB_CM_TIMEOUT)
+			priv->cstats.cm_timeouts++;
+		else
+			ipoib_count_rej(priv->cstats.rej_rcvd, ev->reason);
+		ipoib_conn_close(priv, c, false, true);
 		break;
 	case IPOIB_CM_DREQ_RCVD:
 		/* the peer is done with it: reconnect when next sent to */
@@ -586,11 +597,10 @@ ipoib_conn_handle_async(struct ipoib_priv *priv,
 		priv->srq_limit_events++;
 		break;
 	case IPOIB_EVENT_PORT_DOWN:
-		IPOIB_LOG(NOTICE, "port down");
-		priv->port_down_events++;
+		ipoib_link_event(priv, false);
 		break;
 	case IPOIB_EVENT_PORT_ACTIVE:
-		IPOIB_LOG(NOTICE, "port active");
+		ipoib_link_event(priv, true);
 		break;
 	}
 }
@@ -773,15 +783,31 @@ ipoib_conn_listen(struct ipoib_priv *priv)
 	return ret == -EADDRINUSE ? 0 : ret;
 }
 
-/* Stop: every connection down (DREQ where established). */
 void
-ipoib_conns_close_all(struct ipoib_priv *priv)
+ipoib_conns_close_all(struct ipoib_priv *priv, bool send_dreq)
 {
 	uint32_t i;
 
 	for (i = 0; i < priv->nr_conns_max; i++)
 		if (priv->conns[i] != NULL)
-			ipoib_conn_close(priv, priv->conns[i], true, false);
+			ipoib_conn_close(priv, priv->conns[i], send_dreq,
+					 false);
+}
+
+void
+ipoib_peers_retry_now(struct ipoib_priv *priv)
+{
+	uint64_t now = ipoib_now_ns();
+	uint32_t i;
+
+	for (i = 0; i < priv->pt.nr_max; i++) {
+		struct ipoib_peer *p = &priv->pt.peers[i];
+
+		if (p->ah != NULL && p->state == IPOIB_PEER_SPILLED) {
+			p->next_retry_ns = now;
+			p->backoff_ms = 0;
+		}
+	}
 }
 
 /* Destroy what has drained; true when no connection is left. */

@@ -28,7 +28,10 @@ ipoib_count_rej(uint64_t *by_reason, uint16_t reason)
 /* Pools the application still holds mbufs of: freed when they return. */
 void ipoib_pools_defer(struct ipoib_priv *priv, struct ipoib_pool *pool);
 void ipoib_pools_reap(struct ipoib_priv *priv);
-void ipoib_conns_close_all(struct ipoib_priv *priv);
+/* Every connection down; with a DREQ where one can still be sent. */
+void ipoib_conns_close_all(struct ipoib_priv *priv, bool send_dreq);
+/* Spilled peers are tried again now, their backoff forgotten. */
+void ipoib_peers_retry_now(struct ipoib_priv *priv);
 bool ipoib_conns_reap_all(struct ipoib_priv *priv);
 /* Stopped port: poll the queues' CQs for flushes ourselves. */
 void ipoib_conns_poll_stopped(struct ipoib_priv *priv);

@@ -113,7 +113,7 @@ ipoib_ctrl_stop(struct ipoib_priv *priv)
 	pthread_join(priv->ctrl_thread, NULL);
 	priv->ctrl_running = false;
 	priv->stopping = true;
-	ipoib_conns_close_all(priv);
+	ipoib_conns_close_all(priv, true);
 	deadline = ipoib_now_ns() + 2 * IPOIB_DRAIN_TIMEOUT_NS;
 	do {
 		ipoib_ctrl_round(priv);

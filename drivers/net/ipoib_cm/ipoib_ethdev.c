@@ -13,6 +13,7 @@
 #include <rte_malloc.h>
 
 #include "ipoib_cm.h"
+#include "ipoib_link.h"
 #include "ipoib_log.h"
 #include "ipoib_rxq.h"
 #include "ipoib_telemetry.h"
@@ -81,22 +82,6 @@ ipoib_tx_queue_setup(struct rte_eth_dev *dev, uint16_t qid, uint16_t nb_desc,
 {
 	RTE_SET_USED(conf);
 	return ipoib_txq_setup(dev, qid, nb_desc, socket);
-}
-
-static int
-ipoib_link_update(struct rte_eth_dev *dev, int wait)
-{
-	struct ipoib_priv *priv = dev->data->dev_private;
-	struct rte_eth_link link = {
-		.link_speed = priv->attr.link_speed,
-		.link_duplex = RTE_ETH_LINK_FULL_DUPLEX,
-		.link_autoneg = RTE_ETH_LINK_FIXED,
-		.link_status = priv->started ? RTE_ETH_LINK_UP :
-					       RTE_ETH_LINK_DOWN,
-	};
-
-	RTE_SET_USED(wait);
-	return rte_eth_linkstatus_set(dev, &link);
 }
 
 static int
@@ -325,7 +310,8 @@ ipoib_probe(struct rte_vdev_device *vdev)
 	dev->dev_ops = &ipoib_dev_ops;
 	ipoib_set_stopped_bursts(dev);
 	dev->data->mac_addrs = &priv->mac;
-	dev->data->dev_flags |= RTE_ETH_DEV_AUTOFILL_QUEUE_XSTATS;
+	dev->data->dev_flags |= RTE_ETH_DEV_AUTOFILL_QUEUE_XSTATS |
+				RTE_ETH_DEV_INTR_LSC;
 	dev->data->dev_link.link_status = RTE_ETH_LINK_DOWN;
 	rte_eth_dev_probing_finish(dev);
 	IPOIB_LOG(INFO, "%s: port %u created", name, dev->data->port_id);

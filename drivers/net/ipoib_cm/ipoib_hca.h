@@ -214,6 +214,7 @@ struct ipoib_hca_stats {
 	uint64_t len_errs;		/* longer than the posted buffer */
 	uint64_t fault_drops;		/* dropped by fault injection */
 	uint64_t cm_retries;		/* CM messages resent after timeout */
+	uint64_t link_down_drops;	/* sends dropped: the link was down */
 };
 
 /* Fault injection (tests); transports without it return -ENOTSUP. */

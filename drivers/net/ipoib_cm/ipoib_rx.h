@@ -334,7 +334,7 @@ ipoib_rx_not_data(struct ipoib_rxq *rxq, struct ipoib_rx_ring *ring,
 }
 
 static __rte_always_inline uint16_t
-ipoib_rx_burst_tmpl(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
+ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 		    uint16_t n, const bool srq)
 {
 	struct ipoib_recv_wr wr[IPOIB_BURST];
@@ -405,7 +405,24 @@ ipoib_rx_burst_tmpl(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 		ipoib_rx_fresh_return(&fresh);
 	ipoib_rx_repost(rxq, wr, wr_conn, nwr, srq);
 	ipoib_rx_acct_flush(&acct);
-	rte_rcu_qsbr_quiescent(rxq->priv->pt.qsbr, rxq->qsbr_id);
+	return nb;
+}
+
+/*
+ * The queue reads connections and peers only inside a burst: it is online
+ * for the RCU of the control thread just that long, so a queue nobody
+ * polls never holds a teardown back.
+ */
+static __rte_always_inline uint16_t
+ipoib_rx_burst_tmpl(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
+		    uint16_t n, const bool srq)
+{
+	struct rte_rcu_qsbr *qsbr = rxq->priv->pt.qsbr;
+	uint16_t nb;
+
+	rte_rcu_qsbr_thread_online(qsbr, rxq->qsbr_id);
+	nb = ipoib_rx_burst_poll(rxq, pkts, n, srq);
+	rte_rcu_qsbr_thread_offline(qsbr, rxq->qsbr_id);
 	return nb;
 }
 

@@ -14,6 +14,7 @@
 
 #include "ipoib_cm.h"
 #include "ipoib_conn.h"
+#include "ipoib_link.h"
 #include "ipoib_log.h"
 #include "ipoib_rxq.h"
 #include "ipoib_trigger.h"
@@ -105,8 +106,8 @@ ipoib_start_queues(struct rte_eth_dev *dev, struct ipoib_priv *priv)
 		ret = ipoib_rxq_start(priv, data->rx_queues[q]);
 		if (ret < 0)
 			goto fail;
+		/* online inside its bursts only */
 		rte_rcu_qsbr_thread_register(priv->pt.qsbr, q);
-		rte_rcu_qsbr_thread_online(priv->pt.qsbr, q);
 	}
 	rxq0->ud_cq = priv->ud.cq;
 	rxq0->ud = &priv->ud.ring;
@@ -118,25 +119,12 @@ ipoib_start_queues(struct rte_eth_dev *dev, struct ipoib_priv *priv)
 		txq->ud_qp = priv->ud_qp;
 		txq->last_peer = NULL;
 		rte_rcu_qsbr_thread_register(priv->pt.qsbr, txq->qsbr_id);
-		rte_rcu_qsbr_thread_online(priv->pt.qsbr, txq->qsbr_id);
 	}
 	return 0;
 fail:
 	while (q-- > 0)
 		ipoib_rxq_stop(priv, data->rx_queues[q]);
 	return ret;
-}
-
-static void
-ipoib_queues_offline(struct rte_eth_dev *dev, struct ipoib_priv *priv)
-{
-	uint16_t q;
-
-	for (q = 0; q < dev->data->nb_rx_queues; q++)
-		rte_rcu_qsbr_thread_offline(priv->pt.qsbr, q);
-	for (q = 0; q < dev->data->nb_tx_queues; q++)
-		rte_rcu_qsbr_thread_offline(priv->pt.qsbr,
-					    IPOIB_MAX_QUEUES + q);
 }
 
 int
@@ -180,8 +168,10 @@ ipoib_dev_start(struct rte_eth_dev *dev)
 		dev->data->rx_queue_state[q] = RTE_ETH_QUEUE_STATE_STARTED;
 	for (q = 0; q < dev->data->nb_tx_queues; q++)
 		dev->data->tx_queue_state[q] = RTE_ETH_QUEUE_STATE_STARTED;
+	priv->ops->query_port(priv->hca, &priv->attr);
+	priv->port_active = priv->attr.active;
 	priv->started = true;
-	dev->data->dev_link.link_status = RTE_ETH_LINK_UP;
+	ipoib_link_report(priv, false);
 	IPOIB_LOG(INFO, "port %u started: %s receive, MTU %u, %u rx / %u tx "
 		  "queues, max_conns %u", dev->data->port_id,
 		  priv->srq ? "SRQ" : "non-SRQ", dev->data->mtu,
@@ -189,7 +179,6 @@ ipoib_dev_start(struct rte_eth_dev *dev)
 		  priv->cfg.max_conns);
 	return 0;
 fail_queues:
-	ipoib_queues_offline(dev, priv);
 	for (q = 0; q < dev->data->nb_rx_queues; q++)
 		ipoib_rxq_stop(priv, dev->data->rx_queues[q]);
 	return ret;
@@ -204,10 +193,9 @@ ipoib_dev_stop(struct rte_eth_dev *dev)
 	if (!priv->started)
 		return 0;
 	priv->started = false;
-	dev->data->dev_link.link_status = RTE_ETH_LINK_DOWN;
+	ipoib_link_report(priv, false);
 	ipoib_set_stopped_bursts(dev);
 	/* no burst runs any more: nothing holds peers or connections */
-	ipoib_queues_offline(dev, priv);
 	ipoib_ctrl_stop(priv);
 	ipoib_peers_reset_pending(priv);
 	for (q = 0; q < dev->data->nb_tx_queues; q++)

@@ -393,10 +393,9 @@ ipoib_tx_consume(struct ipoib_txq *txq, struct rte_mbuf *m,
 	}
 }
 
-uint16_t
-ipoib_tx_burst(void *q, struct rte_mbuf **pkts, uint16_t n)
+static uint16_t
+ipoib_tx_burst_send(struct ipoib_txq *txq, struct rte_mbuf **pkts, uint16_t n)
 {
-	struct ipoib_txq *txq = q;
 	struct ipoib_tx_run *r = txq->run;
 	struct ipoib_tx_route rt;
 	uint16_t i, consumed = 0;
@@ -432,8 +431,21 @@ ipoib_tx_burst(void *q, struct rte_mbuf **pkts, uint16_t n)
 	consumed += ipoib_tx_flush(txq, r);
 out:
 	txq->stats.packets += consumed;
-	rte_rcu_qsbr_quiescent(txq->priv->pt.qsbr, txq->qsbr_id);
 	return consumed;
+}
+
+/* Online for the control thread's RCU only while reading peers. */
+uint16_t
+ipoib_tx_burst(void *q, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct ipoib_txq *txq = q;
+	struct rte_rcu_qsbr *qsbr = txq->priv->pt.qsbr;
+	uint16_t sent;
+
+	rte_rcu_qsbr_thread_online(qsbr, txq->qsbr_id);
+	sent = ipoib_tx_burst_send(txq, pkts, n);
+	rte_rcu_qsbr_thread_offline(qsbr, txq->qsbr_id);
+	return sent;
 }
 
 /* ---- queue setup ---------------------------------------------------------- */

@@ -62,6 +62,7 @@ static const struct ipoib_xstat ipoib_ctrl_xstats[] = {
 	CTL("conn_evictions", evictions),
 	CTL("conn_spills", spills),
 	CTL("qp_errors", qp_errors),
+	CTL("conn_drain_timeouts", drain_timeouts),
 };
 
 static const struct ipoib_xstat ipoib_hca_xstats[] = {
@@ -72,6 +73,7 @@ static const struct ipoib_xstat ipoib_hca_xstats[] = {
 	HCA("hca_len_errors", len_errs),
 	HCA("hca_fault_drops", fault_drops),
 	HCA("hca_cm_retries", cm_retries),
+	HCA("hca_link_down_drops", link_down_drops),
 };
 
 /* REJ reasons named among the xstats (IBTA 12.6.7.2). */

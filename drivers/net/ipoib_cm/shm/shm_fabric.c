@@ -1098,6 +1098,7 @@ shm_port_counters(const struct shm_port *p, struct shm_port_counters *c)
 	c->cm_drops = shm_load_relaxed(&e->cnt_cm_drops);
 	c->cm_retries = p->cm_retries;
 	c->rnr_naks = shm_load_relaxed(&e->cnt_rnr_naks);
+	c->link_down_drops = shm_load_relaxed(&e->cnt_link_down_drops);
 }
 
 void

@@ -307,6 +307,7 @@ struct shm_port_counters {
 	uint64_t fault_drops;		/* dropped by fault injection */
 	uint64_t cm_retries;		/* CM messages resent on timeout */
 	uint64_t cm_drops;		/* CM messages malformed or unknown */
+	uint64_t link_down_drops;	/* sends dropped: this port was down */
 };
 
 void shm_port_counters(const struct shm_port *p, struct shm_port_counters *c);

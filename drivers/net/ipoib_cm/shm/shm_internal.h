@@ -22,7 +22,7 @@
 #include "shm_fabric.h"
 
 #define SHM_MAGIC		0x69706f6962636d31ULL	/* "ipoibcm1" */
-#define SHM_VERSION		1
+#define SHM_VERSION		2
 /*
  * A process's arena is a set of segments, each a shared memory object
  * mapped whole: applications that mlockall() (testpmd does) lock every page
@@ -106,6 +106,7 @@ struct shm_port_ent {
 	uint64_t cnt_fault_drops;
 	uint64_t cnt_cm_drops;
 	uint64_t cnt_rnr_naks;	/* of this port's sends */
+	uint64_t cnt_link_down_drops;	/* of this port's sends */
 } SHM_ALIGNED;
 
 struct shm_qp_ent {

@@ -1014,8 +1014,10 @@ shm_ud_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 		if (qp->port->cap != NULL)
 			shm_capture_tx(qp->port, &wr[i], wr[i].remote_qpn,
 				       ah->dgid, len);
-		if (shm_load(&qp->port->ent->state) != SHM_PORT_ACTIVE)
+		if (shm_load(&qp->port->ent->state) != SHM_PORT_ACTIVE) {
+			shm_add(&qp->port->ent->cnt_link_down_drops, 1);
 			continue;
+		}
 		if (ah->multicast) {
 			struct shm_mcg_ent *m = shm_mcg_find(h, ah->dgid);
 			uint32_t k, nr;
@@ -1065,6 +1067,12 @@ shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 
 	if (shm_load(&qp->ent->state) != SHM_QPS_RTS)
 		return 0;
+	if (shm_load(&qp->port->ent->state) != SHM_PORT_ACTIVE) {
+		/* the link is down: the retries run out, the QP errors */
+		shm_add(&qp->port->ent->cnt_link_down_drops, 1);
+		shm_qp_set_err(qp);
+		return 0;
+	}
 	if (shm_rc_peer_gone(qp) ||
 	    shm_load(&f->hdr->ports[peer->port].state) != SHM_PORT_ACTIVE) {
 		shm_qp_set_err(qp);

@@ -1,0 +1,408 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ *
+ * Faults on the shm fabric, ports of one process: each CM message of the
+ * handshake lost, REJ storms, RNR on a full receive queue, the port going
+ * down and up. In each, no frame the application handed over is lost
+ * while a path exists, what the port held is freed, and the peer is served
+ * over RC again once the fault is gone. Faults killing processes or the
+ * fabric are in the blackbox suite.
+ */
+
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_ethdev.h>
+#include <rte_ip.h>
+
+#include "rte_pmd_ipoib_cm.h"
+#include "test.h"
+#include "test_net.h"
+#include "test_util.h"
+
+#define TIMEOUT_MS	TEST_NET_TIMEOUT_MS
+
+/* Rounds between A and peer until xstat name of port reaches at least v. */
+static int
+rounds_until(struct test_net *net, unsigned int peer, uint16_t port,
+	     const char *name, uint64_t v, uint32_t *seq)
+{
+	uint64_t deadline = test_now_ms() + TIMEOUT_MS;
+
+	while (test_xstat(port, name) < v) {
+		TEST_ASSERT(test_now_ms() < deadline, "%s = %" PRIu64
+			    ", waited for %" PRIu64, name,
+			    test_xstat(port, name), v);
+		TEST_RUN(test_net_round(net, &peer, 1, (*seq)++));
+	}
+	return 0;
+}
+
+/* Clear every fault of a port. */
+static int
+faults_clear(uint16_t port)
+{
+	struct rte_pmd_ipoibcm_faults f = { .rej_after = -1 };
+
+	TEST_ASSERT_EQ(rte_pmd_ipoibcm_faults_set(port, &f), 0, "faults");
+	return 0;
+}
+
+/*
+ * Connection state is freed: one host slot per live connection, and
+ * every teardown completed (none forced by the drain timeout).
+ */
+static int
+check_conn_memory(uint16_t port)
+{
+	uint64_t per = test_xstat(port, "mem_host_bytes_per_conn");
+	uint64_t deadline = test_now_ms() + TIMEOUT_MS;
+	uint64_t live;
+
+	do {
+		live = test_xstat(port, "conns_tx_connected") +
+		       test_xstat(port, "conns_tx_connecting") +
+		       test_xstat(port, "conns_rx");
+		if (test_xstat(port, "mem_conn_host_bytes") == live * per) {
+			TEST_ASSERT_EQ(test_xstat(port, "conn_drain_timeouts"),
+				       0, "every teardown completed");
+			return 0;
+		}
+	} while (test_now_ms() < deadline);
+	printf("    mem_conn_host_bytes %" PRIu64 " for %" PRIu64
+	       " connections of %" PRIu64 " bytes\n",
+	       test_xstat(port, "mem_conn_host_bytes"), live, per);
+	return -1;
+}
+
+/* Every REQ to B lost: A times out, serves B on UD, connects once healed. */
+static int
+test_fault_req_lost(void)
+{
+	struct test_net net;
+	uint32_t seq = 0;
+
+	TEST_RUN(test_net_open(&net, "t_f_req", "retry_min=50,retry_max=200",
+			       "fault_cm_drop=req", 1));
+	TEST_RUN(rounds_until(&net, 1, net.port[0], "cm_timeouts", 1, &seq));
+	TEST_ASSERT(test_xstat(net.port[1], "hca_fault_drops") >= 16,
+		    "the REQ and its 15 retries were all dropped");
+	TEST_ASSERT_EQ(test_xstat(net.port[0], "conns_tx_connected"), 0,
+		       "not connected");
+	TEST_ASSERT_EQ(test_xstat(net.port[1], "conn_established_passive"), 0,
+		       "B never saw a REQ");
+	TEST_ASSERT(test_xstat(net.port[0], "tx_ud_packets") >= seq,
+		    "served over UD meanwhile");
+	TEST_RUN(faults_clear(net.port[1]));
+	TEST_RUN(rounds_until(&net, 1, net.port[0], "conns_tx_connected", 1,
+			      &seq));
+	TEST_RUN(test_net_rounds(&net, (unsigned int[]){ 1 }, 1, 10, seq));
+	TEST_RUN(check_conn_memory(net.port[0]));
+	test_net_close(&net);
+	return 0;
+}
+REGISTER_IPOIB_TEST(fault_req_lost, test_fault_req_lost,
+		    "REQs lost: timeout, UD meanwhile, RC once healed");
+
+/* Every REP to A lost: both sides give up and free; RC once healed. */
+static int
+test_fault_rep_lost(void)
+{
+	struct test_net net;
+	uint32_t seq = 0;
+
+	TEST_RUN(test_net_open(&net, "t_f_rep",
+			       "fault_cm_drop=rep,retry_min=50,retry_max=200",
+			       "", 1));
+	TEST_RUN(rounds_until(&net, 1, net.port[0], "cm_timeouts", 1, &seq));
+	/* B resent its REP in vain and gave the connection up */
+	TEST_RUN(rounds_until(&net, 1, net.port[1], "cm_timeouts", 1, &seq));
+	TEST_ASSERT_EQ(test_xstat(net.port[0], "conns_tx_connected"), 0,
+		       "A not connected");
+	TEST_ASSERT(test_xstat(net.port[1], "conns_rx") <= 1,
+		    "B holds at most the attempt in progress");
+	TEST_RUN(faults_clear(net.port[0]));
+	TEST_RUN(rounds_until(&net, 1, net.port[0], "conns_tx_connected", 1,
+			      &seq));
+	TEST_RUN(test_net_rounds(&net, (unsigned int[]){ 1 }, 1, 10, seq));
+	TEST_ASSERT(test_wait_xstat(net.port[1], "conns_rx", 1, TIMEOUT_MS),
+		    "B: the one connection of A, the attempts freed");
+	TEST_RUN(check_conn_memory(net.port[0]));
+	TEST_RUN(check_conn_memory(net.port[1]));
+	test_net_close(&net);
+	return 0;
+}
+REGISTER_IPOIB_TEST(fault_rep_lost, test_fault_rep_lost,
+		    "REPs lost: both sides time out and free; RC once healed");
+
+/*
+ * Every RTU to B lost: A sends over RC at once and nothing is lost; B
+ * takes the connection as established when its REP retries run out and
+ * the QP is seen in use (the COMM_EST of an HCA).
+ */
+static int
+test_fault_rtu_lost(void)
+{
+	struct test_net net;
+	uint32_t seq = 0;
+
+	TEST_RUN(test_net_open(&net, "t_f_rtu", "", "fault_cm_drop=rtu", 1));
+	TEST_RUN(rounds_until(&net, 1, net.port[0], "conns_tx_connected", 1,
+			      &seq));
+	TEST_RUN(rounds_until(&net, 1, net.port[1], "rx_rc_packets", 1,
+			      &seq));
+	TEST_RUN(rounds_until(&net, 1, net.port[1],
+			      "conn_established_passive", 1, &seq));
+	TEST_ASSERT(test_xstat(net.port[1], "hca_fault_drops") >= 1,
+		    "RTUs were dropped");
+	TEST_ASSERT_EQ(test_xstat(net.port[1], "cm_timeouts"), 0,
+		       "B did not give the connection up");
+	TEST_ASSERT_EQ(test_xstat(net.port[0], "conn_failed"), 0,
+		       "A's connection never failed");
+	TEST_RUN(test_net_rounds(&net, (unsigned int[]){ 1 }, 1, 10, seq));
+	test_net_close(&net);
+	return 0;
+}
+REGISTER_IPOIB_TEST(fault_rtu_lost, test_fault_rtu_lost,
+		    "RTUs lost: RC at once, passive side established later");
+
+/*
+ * Eight peers REJ every REQ while A talks to all of them for a while: the
+ * backoff bounds the REQs, nothing is lost, nothing leaks.
+ */
+static int
+test_fault_rej_storm(void)
+{
+	unsigned int all[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	uint64_t deadline, rejs, t0;
+	struct test_net net;
+	uint32_t seq = 0;
+
+	TEST_RUN(test_net_open(&net, "t_f_rejs", "retry_min=10,retry_max=100",
+			       "fault_rej=all", 8));
+	t0 = test_now_ms();
+	deadline = t0 + 2000;
+	while (test_now_ms() < deadline)
+		TEST_RUN(test_net_round(&net, all, 8, seq++));
+	rejs = test_xstat(net.port[0], "rej_rcvd_reason_3");
+	printf("    %u rounds, %" PRIu64 " REJs in %" PRIu64 " ms\n", seq,
+	       rejs, test_now_ms() - t0);
+	TEST_ASSERT(rejs >= 8 * 3, "every peer refused A repeatedly");
+	/* backoffs of 7.5, 15, 30, 60, then 75+ ms: at most 30 in 2 s */
+	TEST_ASSERT(rejs <= 8 * 32, "the backoff bounds the REQs");
+	TEST_ASSERT_EQ(test_xstat(net.port[0], "conns_tx_connected"), 0,
+		       "never connected");
+	TEST_ASSERT_EQ(test_xstat(net.port[0], "tx_drop_no_neigh"), 0,
+		       "no frame dropped");
+	TEST_RUN(check_conn_memory(net.port[0]));
+	test_net_close(&net);
+	return 0;
+}
+REGISTER_IPOIB_TEST(fault_rej_storm, test_fault_rej_storm,
+		    "REJ storm: REQs bounded by backoff, no loss, no leak");
+
+/* Send to B until it pushes back; the frames accepted, in order. */
+static int
+rnr_fill(struct test_net *net, uint32_t seq0, uint32_t *sent)
+{
+	uint64_t quiet_since = 0, deadline = test_now_ms() + TIMEOUT_MS;
+	uint32_t seq = seq0;
+
+	while (test_now_ms() < deadline) {
+		struct rte_mbuf *m = test_udp_frame(&net->mac[0],
+						    &net->mac[1], 1000, seq,
+						    false);
+
+		TEST_ASSERT(m != NULL, "frame");
+		if (rte_eth_tx_burst(net->port[0], 0, &m, 1) == 1) {
+			seq++;
+			quiet_since = 0;
+			continue;
+		}
+		rte_pktmbuf_free(m);
+		if (quiet_since == 0)
+			quiet_since = test_now_ms();
+		else if (test_now_ms() - quiet_since > 300)
+			break;	/* refused for 300 ms: the queue is full */
+	}
+	*sent = seq - seq0;
+	TEST_ASSERT(quiet_since != 0, "B's queue never filled");
+	return 0;
+}
+
+/* B's receive queue full: RNR NAKs hold A's frames back, none is lost. */
+static int
+fault_rnr(const char *srq)
+{
+	struct rte_mbuf *rx[32];
+	struct test_net net;
+	uint32_t seq = 0, sent, got = 0, expect;
+	char args[32];
+	uint16_t n, i;
+
+	snprintf(args, sizeof(args), "srq=%s", srq);
+	TEST_RUN(test_net_open(&net, "t_f_rnr", args, args, 1));
+	TEST_RUN(rounds_until(&net, 1, net.port[0], "conns_tx_connected", 1,
+			      &seq));
+	TEST_RUN(rnr_fill(&net, 1000, &sent));
+	printf("    srq=%s: %u frames taken before B's queue was full\n",
+	       srq, sent);
+	TEST_ASSERT(test_xstat(net.port[0], "hca_rnr_naks") > 0, "RNR NAKs");
+	TEST_ASSERT_EQ(test_xstat(net.port[0], "qp_errors"), 0,
+		       "no QP error: RNR retries for ever");
+	TEST_ASSERT_EQ(test_xstat(net.port[0], "conns_tx_connected"), 1,
+		       "still connected");
+	expect = 1000;
+	while (got < sent) {
+		n = test_rx_until(net.port[1], rx, RTE_MIN(32u, sent - got),
+				  TIMEOUT_MS);
+		TEST_ASSERT(n > 0, "B received %u of %u", got, sent);
+		for (i = 0; i < n; i++) {
+			const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(
+				rx[i], const struct rte_ipv4_hdr *,
+				sizeof(struct rte_ether_hdr));
+
+			TEST_ASSERT_EQ(rte_be_to_cpu_16(ip->packet_id),
+				       (uint16_t)expect, "in order");
+			expect++;
+		}
+		rte_pktmbuf_free_bulk(rx, n);
+		got += n;
+	}
+	TEST_ASSERT_EQ(test_rx_until(net.port[1], rx, 1, 100), 0,
+		       "nothing more than was sent");
+	TEST_RUN(test_net_rounds(&net, (unsigned int[]){ 1 }, 1, 10, 5000));
+	test_net_close(&net);
+	return 0;
+}
+
+static int
+test_fault_rnr_srq(void)
+{
+	return fault_rnr("on");
+}
+REGISTER_IPOIB_TEST(fault_rnr_srq, test_fault_rnr_srq,
+		    "SRQ full: RNR holds the sender back, nothing lost");
+
+static int
+test_fault_rnr_nosrq(void)
+{
+	return fault_rnr("off");
+}
+REGISTER_IPOIB_TEST(fault_rnr_nosrq, test_fault_rnr_nosrq,
+		    "connection ring full: RNR holds back, nothing lost");
+
+static unsigned int lsc_events;
+
+static int
+lsc_count(uint16_t port, enum rte_eth_event_type type, void *arg, void *ret)
+{
+	RTE_SET_USED(port);
+	RTE_SET_USED(type);
+	RTE_SET_USED(ret);
+	__atomic_add_fetch((unsigned int *)arg, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static bool
+link_is(uint16_t port, uint16_t status)
+{
+	uint64_t deadline = test_now_ms() + TIMEOUT_MS;
+	struct rte_eth_link link;
+
+	while (test_now_ms() < deadline) {
+		if (rte_eth_link_get_nowait(port, &link) == 0 &&
+		    link.link_status == status)
+			return true;
+	}
+	return false;
+}
+
+/* Send n frames from port a to port b, retrying what is pushed back. */
+static int
+send_n(struct test_net *net, unsigned int a, unsigned int b, unsigned int n)
+{
+	uint64_t deadline = test_now_ms() + TIMEOUT_MS;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = test_udp_frame(&net->mac[a],
+						    &net->mac[b], 200, i,
+						    false);
+
+		TEST_ASSERT(m != NULL, "frame");
+		while (rte_eth_tx_burst(net->port[a], 0, &m, 1) == 0) {
+			if (test_now_ms() > deadline) {
+				rte_pktmbuf_free(m);
+				TEST_ASSERT(false, "frame %u never taken", i);
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * A's port goes down: link down with an LSC event, its connections
+ * closed, what it sends dropped and counted. Up again: link up, served,
+ * and on RC again.
+ */
+static int
+test_fault_port_down(void)
+{
+	struct rte_pmd_ipoibcm_faults f;
+	struct rte_mbuf *rx[1];
+	struct test_net net;
+	uint32_t seq = 0;
+
+	lsc_events = 0;
+	TEST_RUN(test_net_open(&net, "t_f_down", "", "retry_min=50", 1));
+	TEST_ASSERT(rte_eth_dev_callback_register(net.port[0],
+						  RTE_ETH_EVENT_INTR_LSC,
+						  lsc_count, &lsc_events) == 0,
+		    "LSC callback");
+	TEST_RUN(rounds_until(&net, 1, net.port[0], "conns_tx_connected", 1,
+			      &seq));
+	TEST_RUN(rounds_until(&net, 1, net.port[1], "conns_tx_connected", 1,
+			      &seq));
+	TEST_ASSERT(link_is(net.port[0], RTE_ETH_LINK_UP), "link up");
+
+	TEST_ASSERT_EQ(rte_pmd_ipoibcm_faults_get(net.port[0], &f), 0, "get");
+	f.port_down = true;
+	TEST_ASSERT_EQ(rte_pmd_ipoibcm_faults_set(net.port[0], &f), 0, "set");
+	TEST_ASSERT(link_is(net.port[0], RTE_ETH_LINK_DOWN), "link down");
+	TEST_ASSERT_EQ(__atomic_load_n(&lsc_events, __ATOMIC_RELAXED), 1,
+		       "one LSC event");
+	TEST_ASSERT_EQ(test_xstat(net.port[0], "port_down_events"), 1,
+		       "counted");
+	TEST_ASSERT(test_wait_xstat(net.port[0], "conns_tx_connected", 0,
+				    TIMEOUT_MS), "A's connection closed");
+	TEST_ASSERT(test_wait_xstat(net.port[0], "conns_rx", 0, TIMEOUT_MS),
+		    "B's connection to A closed on A's side");
+	TEST_RUN(send_n(&net, 0, 1, 10));
+	TEST_ASSERT(test_xstat(net.port[0], "hca_link_down_drops") >= 10,
+		    "what A sent while down was dropped and counted");
+	TEST_ASSERT_EQ(test_rx_until(net.port[1], rx, 1, 200), 0,
+		       "B received nothing");
+	/* B's connection to A fails at its next send */
+	TEST_RUN(send_n(&net, 1, 0, 10));
+	TEST_ASSERT(test_wait_xstat(net.port[1], "conns_tx_connected", 0,
+				    TIMEOUT_MS), "B's connection failed");
+	TEST_RUN(check_conn_memory(net.port[0]));
+
+	f.port_down = false;
+	TEST_ASSERT_EQ(rte_pmd_ipoibcm_faults_set(net.port[0], &f), 0, "set");
+	TEST_ASSERT(link_is(net.port[0], RTE_ETH_LINK_UP), "link up again");
+	TEST_ASSERT_EQ(__atomic_load_n(&lsc_events, __ATOMIC_RELAXED), 2,
+		       "a second LSC event");
+	TEST_RUN(rounds_until(&net, 1, net.port[0], "conns_tx_connected", 1,
+			      &seq));
+	TEST_RUN(rounds_until(&net, 1, net.port[1], "conns_tx_connected", 1,
+			      &seq));
+	TEST_RUN(test_net_rounds(&net, (unsigned int[]){ 1 }, 1, 10, seq));
+	rte_eth_dev_callback_unregister(net.port[0], RTE_ETH_EVENT_INTR_LSC,
+					lsc_count, &lsc_events);
+	test_net_close(&net);
+	return 0;
+}
+REGISTER_IPOIB_TEST(fault_port_down, test_fault_port_down,
+		    "port down: link down, LSC, connections closed; back up");

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ */
+
+#ifndef IPOIBCM_TEST_NET_H
+#define IPOIBCM_TEST_NET_H
+
+/*
+ * A small network in one process: port A (index 0) and n peers on one
+ * fabric, and rounds of traffic in which nothing may be lost.
+ */
+
+#include <rte_ether.h>
+
+#define TEST_NET_TIMEOUT_MS	10000
+#define TEST_NET_MAX_PEERS	16
+
+struct test_net {
+	char names[TEST_NET_MAX_PEERS + 1][32];
+	uint16_t port[TEST_NET_MAX_PEERS + 1];	/* [0] is A */
+	struct rte_ether_addr mac[TEST_NET_MAX_PEERS + 1];
+	unsigned int n;				/* peers, A excluded */
+};
+
+/* A with devargs a_args, n peers with b_args (fabric and guid added). */
+int test_net_open(struct test_net *net, const char *fabric,
+		  const char *a_args, const char *b_args, unsigned int n);
+void test_net_close(struct test_net *net);
+/*
+ * One round: A sends a frame to each listed peer, each peer receives it
+ * and replies, A receives every reply. Nothing may be lost.
+ */
+int test_net_round(struct test_net *net, const unsigned int *peers,
+		   unsigned int np, uint32_t seq);
+int test_net_rounds(struct test_net *net, const unsigned int *peers,
+		    unsigned int np, unsigned int rounds, uint32_t seq0);
+
+#endif /* IPOIBCM_TEST_NET_H */
