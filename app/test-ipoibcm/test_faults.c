@@ -9,8 +9,10 @@
  * fabric are in the blackbox suite.
  */
 
+#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_ethdev.h>
 #include <rte_ip.h>
@@ -294,6 +296,7 @@ REGISTER_IPOIB_TEST(fault_rnr_nosrq, test_fault_rnr_nosrq,
 
 static unsigned int lsc_events;
 
+/* Event callback: count into *arg. */
 static int
 lsc_count(uint16_t port, enum rte_eth_event_type type, void *arg, void *ret)
 {
@@ -406,3 +409,108 @@ test_fault_port_down(void)
 }
 REGISTER_IPOIB_TEST(fault_port_down, test_fault_port_down,
 		    "port down: link down, LSC, connections closed; back up");
+
+/* Remove the fabric's objects as "rm -f /dev/shm/ipoibcm.<fabric>*" would. */
+static int
+fabric_remove(const char *fabric)
+{
+	char prefix[64], path[320];
+	struct dirent *de;
+	int removed = 0;
+	DIR *d;
+
+	snprintf(prefix, sizeof(prefix), "ipoibcm.%s", fabric);
+	d = opendir("/dev/shm");
+	TEST_ASSERT(d != NULL, "/dev/shm");
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, prefix) != 0 &&
+		    (strncmp(de->d_name, prefix, strlen(prefix)) != 0 ||
+		     de->d_name[strlen(prefix)] != '.'))
+			continue;
+		snprintf(path, sizeof(path), "/dev/shm/%s", de->d_name);
+		if (unlink(path) == 0)
+			removed++;
+	}
+	closedir(d);
+	return removed;
+}
+
+/* Mappings of objects of this fabric that were removed. */
+static int
+removed_mappings(const char *fabric)
+{
+	char line[512], needle[64];
+	int n = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (f == NULL)
+		return -1;
+	snprintf(needle, sizeof(needle), "/ipoibcm.%s", fabric);
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strstr(line, needle) != NULL &&
+		    strstr(line, "(deleted)") != NULL)
+			n++;
+	fclose(f);
+	return n;
+}
+
+static unsigned int reset_events;
+
+/*
+ * The fabric's objects removed under two running ports: both see it,
+ * take their link down and ask for a reset; rte_eth_dev_reset() attaches
+ * them to a new fabric of the same name where they reach each other
+ * again, and nothing of the old one stays mapped.
+ */
+static int
+test_fault_fabric_removed(void)
+{
+	const char *fabric = test_fabric("t_f_gone");
+	uint64_t deadline;
+	struct test_net net;
+	uint32_t seq = 0;
+	unsigned int i;
+
+	reset_events = 0;
+	TEST_RUN(test_net_open(&net, "t_f_gone", "", "", 1));
+	for (i = 0; i <= 1; i++)
+		TEST_ASSERT(rte_eth_dev_callback_register(net.port[i],
+			    RTE_ETH_EVENT_INTR_RESET, lsc_count,
+			    &reset_events) == 0, "reset callback");
+	TEST_RUN(rounds_until(&net, 1, net.port[0], "conns_tx_connected", 1,
+			      &seq));
+	TEST_ASSERT(fabric_remove(fabric) >= 2, "header and segments removed");
+
+	deadline = test_now_ms() + TIMEOUT_MS;
+	while (__atomic_load_n(&reset_events, __ATOMIC_RELAXED) < 2)
+		TEST_ASSERT(test_now_ms() < deadline, "reset events: %u",
+			    reset_events);
+	for (i = 0; i <= 1; i++)
+		TEST_ASSERT(link_is(net.port[i], RTE_ETH_LINK_DOWN),
+			    "port %u: link down", i);
+	/* the datapath goes on safely on what is still mapped */
+	TEST_RUN(send_n(&net, 0, 1, 10));
+
+	for (i = 0; i <= 1; i++) {
+		TEST_ASSERT_EQ(rte_eth_dev_reset(net.port[i]), 0, "reset %u",
+			       i);
+		TEST_RUN(test_port_setup(net.port[i], 1, 1500));
+		rte_eth_macaddr_get(net.port[i], &net.mac[i]);
+		TEST_ASSERT(link_is(net.port[i], RTE_ETH_LINK_UP),
+			    "port %u: link up", i);
+	}
+	TEST_ASSERT_EQ(removed_mappings(fabric), 0,
+		       "nothing of the removed fabric stays mapped");
+	TEST_RUN(rounds_until(&net, 1, net.port[0], "conns_tx_connected", 1,
+			      &seq));
+	TEST_RUN(test_net_rounds(&net, (unsigned int[]){ 1 }, 1, 10, seq));
+	for (i = 0; i <= 1; i++)
+		rte_eth_dev_callback_unregister(net.port[i],
+						RTE_ETH_EVENT_INTR_RESET,
+						lsc_count, &reset_events);
+	test_net_close(&net);
+	TEST_ASSERT_EQ(fabric_remove(fabric), 0, "nothing left in /dev/shm");
+	return 0;
+}
+REGISTER_IPOIB_TEST(fault_fabric_removed, test_fault_fabric_removed,
+		    "fabric objects removed: reset event, reset, served again");

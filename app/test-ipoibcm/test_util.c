@@ -50,8 +50,7 @@ test_now_ms(void)
 }
 
 int
-test_port_create(const char *name, const char *args, uint16_t nb_q,
-		 uint16_t mtu, uint16_t *port)
+test_port_setup(uint16_t port, uint16_t nb_q, uint16_t mtu)
 {
 	struct rte_eth_conf conf = { .intr_conf.lsc = 1 };
 	uint16_t q;
@@ -59,20 +58,27 @@ test_port_create(const char *name, const char *args, uint16_t nb_q,
 	if (mtu > RTE_MBUF_DEFAULT_DATAROOM)
 		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
 	conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
-	if (test_mempool() == NULL || rte_vdev_init(name, args) != 0 ||
-	    rte_eth_dev_get_port_by_name(name, port) != 0)
-		return -1;
-	if (rte_eth_dev_configure(*port, nb_q, nb_q, &conf) != 0 ||
-	    rte_eth_dev_set_mtu(*port, mtu) != 0)
+	if (rte_eth_dev_configure(port, nb_q, nb_q, &conf) != 0 ||
+	    rte_eth_dev_set_mtu(port, mtu) != 0)
 		return -1;
 	for (q = 0; q < nb_q; q++) {
-		if (rte_eth_rx_queue_setup(*port, q, 256, rte_socket_id(),
+		if (rte_eth_rx_queue_setup(port, q, 256, rte_socket_id(),
 					   NULL, test_mp) != 0 ||
-		    rte_eth_tx_queue_setup(*port, q, 256, rte_socket_id(),
+		    rte_eth_tx_queue_setup(port, q, 256, rte_socket_id(),
 					   NULL) != 0)
 			return -1;
 	}
-	return rte_eth_dev_start(*port) == 0 ? 0 : -1;
+	return rte_eth_dev_start(port) == 0 ? 0 : -1;
+}
+
+int
+test_port_create(const char *name, const char *args, uint16_t nb_q,
+		 uint16_t mtu, uint16_t *port)
+{
+	if (test_mempool() == NULL || rte_vdev_init(name, args) != 0 ||
+	    rte_eth_dev_get_port_by_name(name, port) != 0)
+		return -1;
+	return test_port_setup(*port, nb_q, mtu);
 }
 
 void

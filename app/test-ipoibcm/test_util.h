@@ -18,6 +18,8 @@ uint64_t test_now_ms(void);
 const char *test_fabric(const char *base);
 int test_port_create(const char *name, const char *args, uint16_t nb_q,
 		     uint16_t mtu, uint16_t *port);
+/* Configure nb_q queue pairs (LSC on), set the MTU, start. */
+int test_port_setup(uint16_t port, uint16_t nb_q, uint16_t mtu);
 void test_port_destroy(const char *name);
 struct rte_mbuf *test_udp_frame(const struct rte_ether_addr *src,
 				const struct rte_ether_addr *dst,

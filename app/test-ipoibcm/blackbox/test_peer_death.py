@@ -60,7 +60,9 @@ def main():
         check(a.stats()["tx"] > tx0, "A goes on sending")
         a.cmd("stop")
         # B attached first: it was process 0 of the fabric
-        b_objs = [f for f in before if f.startswith("ipoibcm.%s.0." % FABRIC)]
+        # (segments are ipoibcm.<fabric>.<incarnation>.<proc>.<gen>.<seg>)
+        b_objs = [f for f in before if f.startswith("ipoibcm.%s." % FABRIC)
+                  and f.split(".")[3:4] == ["0"]]
         left = [f for f in shm_objects() if f in b_objs]
         check(b_objs and not left, "B's %d segments reclaimed (left: %s)" %
               (len(b_objs), left))

@@ -628,8 +628,8 @@ iso_modes(const char *fab)
 	CHECK((st.st_mode & 0777) == 0600 && st.st_uid == geteuid(),
 	      "mode %o uid %u", (unsigned int)(st.st_mode & 0777),
 	      (unsigned int)st.st_uid);
-	snprintf(path, sizeof(path), "/dev/shm/ipoibcm.%s.%u.%u.0", fab, proc,
-		 f->gen);
+	snprintf(path, sizeof(path), "/dev/shm/ipoibcm.%s.%08x.%u.%u.0", fab,
+		 f->incarnation, proc, f->gen);
 	CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
 out:
 	umask(old);

@@ -22,6 +22,8 @@ rte_pmd_ipoibcm_peer_get(uint16_t port_id, const struct rte_ether_addr *mac,
 
 	if (priv == NULL)
 		return -ENODEV;
+	if (priv->hca == NULL)
+		return -ENOENT;		/* a failed reset left no table */
 	p = ipoib_peer_by_mac(priv, mac);
 	if (p == NULL)
 		return -ENOENT;
@@ -53,6 +55,8 @@ rte_pmd_ipoibcm_faults_set(uint16_t port_id,
 
 	if (priv == NULL)
 		return -ENODEV;
+	if (priv->hca == NULL)
+		return -EIO;
 	if (priv->ops->faults_set == NULL)
 		return -ENOTSUP;
 	return priv->ops->faults_set(priv->hca, &hf);
@@ -67,6 +71,8 @@ rte_pmd_ipoibcm_faults_get(uint16_t port_id, struct rte_pmd_ipoibcm_faults *f)
 
 	if (priv == NULL)
 		return -ENODEV;
+	if (priv->hca == NULL)
+		return -EIO;
 	if (priv->ops->faults_get == NULL)
 		return -ENOTSUP;
 	ret = priv->ops->faults_get(priv->hca, &hf);

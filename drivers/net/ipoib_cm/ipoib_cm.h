@@ -235,6 +235,7 @@ struct ipoib_priv {
 	bool srq;			/* receive mode chosen at start */
 	bool started;
 	bool port_active;		/* HCA port ACTIVE (control thread) */
+	bool fatal;			/* transport failed: needs a reset */
 	struct ipoib_hca_qp *ud_qp;
 	uint32_t ud_qpn;
 	struct ipoib_ud ud;

@@ -602,6 +602,9 @@ ipoib_conn_handle_async(struct ipoib_priv *priv,
 	case IPOIB_EVENT_PORT_ACTIVE:
 		ipoib_link_event(priv, true);
 		break;
+	case IPOIB_EVENT_DEVICE_FATAL:
+		ipoib_link_fatal(priv);
+		break;
 	}
 }
 

@@ -6,6 +6,7 @@
  */
 
 #include <errno.h>
+#include <string.h>
 
 #include <bus_vdev_driver.h>
 #include <ethdev_driver.h>
@@ -206,14 +207,13 @@ ipoib_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats)
 	return 0;
 }
 
-static int
-ipoib_dev_close(struct rte_eth_dev *dev)
+/* Stopped: the queues and everything on the transport go. */
+static void
+ipoib_dev_release(struct rte_eth_dev *dev)
 {
 	struct ipoib_priv *priv = dev->data->dev_private;
 	uint16_t i;
 
-	if (rte_eal_process_type() != RTE_PROC_PRIMARY)
-		return 0;
 	ipoib_dev_stop(dev);
 	for (i = 0; i < dev->data->nb_rx_queues; i++)
 		ipoib_rxq_release(dev, i);
@@ -221,6 +221,42 @@ ipoib_dev_close(struct rte_eth_dev *dev)
 		ipoib_txq_release(dev, i);
 	ipoib_pools_reap_all(priv);
 	ipoib_port_close(priv);
+}
+
+/*
+ * rte_eth_dev_reset(), after RTE_ETH_EVENT_INTR_RESET: the port opens its
+ * transport again as at probe; on the shm fabric it may be a new one, and
+ * a new UD QPN makes a new MAC. The queues are released: the application
+ * configures and sets them up again, as after any reset.
+ */
+static int
+ipoib_dev_reset(struct rte_eth_dev *dev)
+{
+	struct ipoib_priv *priv = dev->data->dev_private;
+	const char *name = dev->device->name;
+	int ret;
+
+	ipoib_dev_release(dev);
+	priv->fatal = false;
+	ret = ipoib_port_open(priv, name);
+	if (ret < 0) {
+		IPOIB_LOG(ERR, "%s: reset: cannot open the transport again: "
+			  "%s", name, strerror(-ret));
+		return ret;
+	}
+	IPOIB_LOG(NOTICE, "%s: reset: attached again as " RTE_ETHER_ADDR_PRT_FMT,
+		  name, RTE_ETHER_ADDR_BYTES(&priv->mac));
+	return 0;
+}
+
+static int
+ipoib_dev_close(struct rte_eth_dev *dev)
+{
+	struct ipoib_priv *priv = dev->data->dev_private;
+
+	if (rte_eal_process_type() != RTE_PROC_PRIMARY)
+		return 0;
+	ipoib_dev_release(dev);
 	ipoib_conns_fini(priv);
 	rte_ring_free(priv->loopback);
 	rte_ring_free(priv->connect_req);
@@ -237,6 +273,7 @@ static const struct eth_dev_ops ipoib_dev_ops = {
 	.dev_start = ipoib_dev_start,
 	.dev_stop = ipoib_dev_stop,
 	.dev_close = ipoib_dev_close,
+	.dev_reset = ipoib_dev_reset,
 	.dev_infos_get = ipoib_dev_infos_get,
 	.rx_queue_setup = ipoib_rx_queue_setup,
 	.tx_queue_setup = ipoib_tx_queue_setup,

@@ -196,6 +196,7 @@ enum ipoib_async_event_type {
 	IPOIB_EVENT_SRQ_LIMIT,		/* SRQ fell below its limit */
 	IPOIB_EVENT_PORT_ACTIVE,
 	IPOIB_EVENT_PORT_DOWN,
+	IPOIB_EVENT_DEVICE_FATAL,	/* the transport is gone: reset */
 };
 
 struct ipoib_async_event {

@@ -453,6 +453,7 @@ ipoib_shm_async_poll(struct ipoib_hca *hca, struct ipoib_async_event *ev,
 		[SHM_EV_SRQ_LIMIT] = IPOIB_EVENT_SRQ_LIMIT,
 		[SHM_EV_PORT_ACTIVE] = IPOIB_EVENT_PORT_ACTIVE,
 		[SHM_EV_PORT_DOWN] = IPOIB_EVENT_PORT_DOWN,
+		[SHM_EV_FABRIC_LOST] = IPOIB_EVENT_DEVICE_FATAL,
 	};
 	struct shm_async_event sev[16];
 	int k, i;

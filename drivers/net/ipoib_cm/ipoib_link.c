@@ -9,6 +9,11 @@
  * connections to us fail (QP error) and do the same. When the port comes
  * back, spilled peers are retried at once instead of after their backoff.
  * Applications hear of both through RTE_ETH_EVENT_INTR_LSC.
+ *
+ * A transport that fails for good (the shm fabric's objects removed, an
+ * HCA's fatal error) takes the link down the same way and asks the
+ * application for a reset with RTE_ETH_EVENT_INTR_RESET: rte_eth_dev_reset()
+ * then opens the transport again (ipoib_dev_reset()).
  */
 
 #include <rte_ethdev.h>
@@ -20,7 +25,7 @@
 static void
 ipoib_link_fill(const struct ipoib_priv *priv, struct rte_eth_link *link)
 {
-	bool up = priv->started && priv->port_active;
+	bool up = priv->started && priv->port_active && !priv->fatal;
 
 	memset(link, 0, sizeof(*link));
 	link->link_speed = up ? priv->attr.link_speed : RTE_ETH_SPEED_NUM_NONE;
@@ -72,4 +77,20 @@ ipoib_link_event(struct ipoib_priv *priv, bool active)
 		ipoib_conns_close_all(priv, false);
 	}
 	ipoib_link_report(priv, true);
+}
+
+void
+ipoib_link_fatal(struct ipoib_priv *priv)
+{
+	struct rte_eth_dev *dev = priv->eth_dev;
+
+	if (priv->fatal)
+		return;
+	IPOIB_LOG(ERR, "port %u: the %s transport failed: reset the port "
+		  "(rte_eth_dev_reset) to attach again", dev->data->port_id,
+		  priv->ops->name);
+	ipoib_link_event(priv, false);
+	priv->fatal = true;
+	ipoib_link_report(priv, true);
+	rte_eth_dev_callback_process(dev, RTE_ETH_EVENT_INTR_RESET, NULL);
 }

@@ -17,5 +17,7 @@ int ipoib_link_update(struct rte_eth_dev *dev, int wait);
 void ipoib_link_report(struct ipoib_priv *priv, bool notify);
 /* Control thread: the HCA port went down (active false) or came back. */
 void ipoib_link_event(struct ipoib_priv *priv, bool active);
+/* Control thread: the transport failed; RTE_ETH_EVENT_INTR_RESET. */
+void ipoib_link_fatal(struct ipoib_priv *priv);
 
 #endif /* IPOIB_LINK_H */

@@ -127,6 +127,30 @@ fail:
 	return ret;
 }
 
+/* A port can start once its transport is there and its queues are set up. */
+static int
+ipoib_check_ready(struct rte_eth_dev *dev, struct ipoib_priv *priv)
+{
+	uint16_t q;
+
+	if (priv->hca == NULL || priv->fatal) {
+		IPOIB_LOG(ERR, "port %u: the transport failed: reset the port "
+			  "(rte_eth_dev_reset) first", dev->data->port_id);
+		return -EIO;
+	}
+	for (q = 0; q < dev->data->nb_rx_queues; q++)
+		if (dev->data->rx_queues[q] == NULL)
+			goto unset;
+	for (q = 0; q < dev->data->nb_tx_queues; q++)
+		if (dev->data->tx_queues[q] == NULL)
+			goto unset;
+	return 0;
+unset:
+	IPOIB_LOG(ERR, "port %u: queue %u is not set up", dev->data->port_id,
+		  q);
+	return -EINVAL;
+}
+
 int
 ipoib_dev_start(struct rte_eth_dev *dev)
 {
@@ -134,7 +158,9 @@ ipoib_dev_start(struct rte_eth_dev *dev)
 	uint16_t q;
 	int ret;
 
-	ret = ipoib_choose_srq(priv);
+	ret = ipoib_check_ready(dev, priv);
+	if (ret == 0)
+		ret = ipoib_choose_srq(priv);
 	if (ret == 0)
 		ret = ipoib_check_buffers(dev, priv);
 	if (ret < 0)

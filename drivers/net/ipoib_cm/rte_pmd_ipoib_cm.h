@@ -67,7 +67,8 @@ struct rte_pmd_ipoibcm_faults {
 /**
  * Set or read the faults of a port.
  *
- * @return 0, -ENODEV, or -ENOTSUP (the transport has no fault injection).
+ * @return 0, -ENODEV, -ENOTSUP (the transport has no fault injection) or
+ *   -EIO (the port's transport failed and a reset could not reopen it).
  */
 __rte_experimental
 int rte_pmd_ipoibcm_faults_set(uint16_t port_id,

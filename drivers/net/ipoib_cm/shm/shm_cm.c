@@ -71,8 +71,13 @@ shm_cm_id_new(struct shm_port *p, enum shm_cm_state state)
 		return NULL;
 	id->port = p;
 	id->state = state;
+	/*
+	 * The counter is the fabric attachment's, shared by the control
+	 * threads of every port this process has on it (ThreadSanitizer).
+	 */
 	do {
-		id->local_id = ++p->f->cm_next_id;
+		id->local_id = __atomic_add_fetch(&p->f->cm_next_id, 1,
+						  __ATOMIC_RELAXED);
 	} while (id->local_id == 0);
 	if (shm_cm_track(p, id) < 0) {
 		free(id);
@@ -387,7 +392,8 @@ shm_cm_timeout(struct shm_cm_id *id, uint64_t now, struct shm_cm_event *ev)
 {
 	if (id->retries < id->max_retries) {
 		id->retries++;
-		id->port->cm_retries++;
+		/* read by shm_port_counters() in another thread (TSan) */
+		shm_add(&id->port->cm_retries, 1);
 		shm_cm_post(id->port, id->remote_port, &id->last);
 		id->deadline_ns = now + SHM_CM_TIMEOUT_NS;
 		return false;

@@ -32,6 +32,15 @@ shm_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+static uint64_t
+shm_realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
 static void
 shm_obj_name(char *buf, size_t len, const char *fabric)
 {
@@ -119,11 +128,17 @@ shm_proc_alive(const struct shm_proc_ent *pe)
 
 /* ---- arena ------------------------------------------------------------ */
 
+/*
+ * Segment seg of process slot proc in its generation gen. The header's
+ * incarnation keeps a fabric that replaced a removed one from ever
+ * opening the segments of the old one, and the other way round.
+ */
 static void
-shm_seg_name(char *buf, size_t len, const char *fabric, uint32_t proc,
-	     uint32_t gen, uint32_t seg)
+shm_seg_name(char *buf, size_t len, const struct shm_fabric *f,
+	     uint32_t proc, uint32_t gen, uint32_t seg)
 {
-	snprintf(buf, len, "/ipoibcm.%s.%u.%u.%u", fabric, proc, gen, seg);
+	snprintf(buf, len, "/ipoibcm.%s.%08x.%u.%u.%u", f->name,
+		 f->incarnation, proc, gen, seg);
 }
 
 static int
@@ -168,7 +183,7 @@ shm_seg_create(struct shm_fabric *f, size_t len)
 	if (f->nr_segs == SHM_MAX_SEGS)
 		return -ENOSPC;
 	sg = &f->segs[f->nr_segs];
-	shm_seg_name(name, sizeof(name), f->name, f->proc, f->gen, f->nr_segs);
+	shm_seg_name(name, sizeof(name), f, f->proc, f->gen, f->nr_segs);
 	shm_unlink(name);	/* a leftover of a dead incarnation */
 	fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
 	if (fd < 0)
@@ -348,7 +363,7 @@ shm_arena_map(struct shm_fabric *f, uint32_t proc, uint64_t off)
 		base = m->base;
 		goto out;
 	}
-	shm_seg_name(name, sizeof(name), f->name, proc, gen, seg);
+	shm_seg_name(name, sizeof(name), f, proc, gen, seg);
 	fd = shm_open(name, O_RDWR, 0);
 	if (fd < 0)
 		goto out;
@@ -389,6 +404,8 @@ shm_hdr_init(struct shm_hdr *h, size_t size)
 	h->owner_uid = geteuid();
 	h->size = size;
 	h->next_lid = 1;
+	h->incarnation = (uint32_t)(shm_now_ns() ^ shm_realtime_ns() ^
+				    ((uint64_t)getpid() << 16));
 	shm_store(&h->ready, 1);
 	return 0;
 }
@@ -415,7 +432,7 @@ shm_hdr_open(struct shm_fabric *f)
 	struct stat st;
 	uint64_t deadline = shm_now_ns() + 1000000000ULL;
 	bool created = false;
-	int fd;
+	int fd, ret;
 
 	shm_obj_name(name, sizeof(name), f->name);
 	fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
@@ -453,13 +470,20 @@ shm_hdr_open(struct shm_fabric *f)
 	} else {
 		return -errno;
 	}
+	if (fstat(fd, &st) < 0)
+		goto fail_errno;
+	f->hdr_dev = st.st_dev;
+	f->hdr_ino = st.st_ino;
 	f->hdr = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	if (f->hdr == MAP_FAILED)
 		return -errno;
 	f->hdr_size = size;
-	if (created)
-		return shm_hdr_init(f->hdr, size);
+	if (created) {
+		ret = shm_hdr_init(f->hdr, size);
+		f->incarnation = f->hdr->incarnation;
+		return ret;
+	}
 	while (!shm_load(&f->hdr->ready) && shm_now_ns() < deadline)
 		sched_yield();
 	if (!shm_load(&f->hdr->ready) || f->hdr->magic != SHM_MAGIC ||
@@ -469,12 +493,52 @@ shm_hdr_open(struct shm_fabric *f)
 		munmap(f->hdr, size);
 		return -EPROTO;
 	}
+	f->incarnation = f->hdr->incarnation;
 	return 0;
 fail_errno:
 	close(fd);
 	if (created)
 		shm_unlink(name);
 	return -errno;
+}
+
+/* Is our header still the object under the fabric's name? */
+static bool
+shm_hdr_linked(const struct shm_fabric *f)
+{
+	char path[96];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/dev/shm/ipoibcm.%s", f->name);
+	return stat(path, &st) == 0 && st.st_dev == f->hdr_dev &&
+	       st.st_ino == f->hdr_ino;
+}
+
+/*
+ * Someone removed our objects from /dev/shm (the header, or a segment of
+ * ours): processes attaching from now on cannot reach us. What is mapped
+ * stays valid, so nothing breaks here; the ports are told to start over.
+ */
+static void
+shm_check_linked(struct shm_fabric *f)
+{
+	struct stat st;
+	uint32_t i;
+	bool gone = !shm_hdr_linked(f);
+
+	for (i = 0; i < f->nr_segs && !gone; i++)
+		gone = fstat(f->segs[i].fd, &st) < 0 || st.st_nlink == 0;
+	if (!gone || __atomic_exchange_n(&f->lost, true, __ATOMIC_ACQ_REL))
+		return;
+	SHM_LOG(ERR, "fabric %s: its objects in /dev/shm were removed: this "
+		"process is cut off from processes attaching from now on",
+		f->name);
+}
+
+bool
+shm_fabric_lost(const struct shm_fabric *f)
+{
+	return __atomic_load_n(&f->lost, __ATOMIC_ACQUIRE);
 }
 
 static int
@@ -555,7 +619,7 @@ shm_proc_unregister(struct shm_fabric *f)
 		if (pe->state != SHM_PROC_FREE)
 			last = false;
 	}
-	if (last) {
+	if (last && shm_hdr_linked(f)) {
 		/* newcomers holding this object see it unlinked and retry */
 		shm_obj_name(name, sizeof(name), f->name);
 		shm_unlink(name);
@@ -593,7 +657,7 @@ shm_fabric_free(struct shm_fabric *f, bool owner)
 		free(f->segs[i].free);
 		if (!owner)
 			continue;
-		shm_seg_name(name, sizeof(name), f->name, f->proc, f->gen, i);
+		shm_seg_name(name, sizeof(name), f, f->proc, f->gen, i);
 		shm_unlink(name);
 	}
 	if (f->hdr != NULL && f->hdr != MAP_FAILED)
@@ -616,7 +680,8 @@ shm_fabric_attach(const char *name, struct shm_fabric **fp)
 		return -EINVAL;
 	pthread_mutex_lock(&shm_fabrics_lock);
 	for (f = shm_fabrics; f != NULL; f = f->next) {
-		if (strcmp(f->name, name) == 0 && shm_fabric_ours(f)) {
+		if (strcmp(f->name, name) == 0 && shm_fabric_ours(f) &&
+		    !shm_fabric_lost(f)) {
 			f->refcnt++;
 			*fp = f;
 			pthread_mutex_unlock(&shm_fabrics_lock);
@@ -753,7 +818,7 @@ shm_proc_reclaim(struct shm_fabric *f, uint32_t proc)
 	}
 	/* free its memory now; mappings elsewhere then read zeros */
 	for (i = 0; i < pe->nr_segs && i < SHM_MAX_SEGS; i++) {
-		shm_seg_name(name, sizeof(name), f->name, proc, pe->gen, i);
+		shm_seg_name(name, sizeof(name), f, proc, pe->gen, i);
 		fd = shm_open(name, O_RDWR, 0);
 		if (fd >= 0) {
 			struct stat st;
@@ -781,6 +846,7 @@ shm_janitor(struct shm_fabric *f)
 	if (now < f->next_janitor_ns)
 		return;
 	f->next_janitor_ns = now + SHM_JANITOR_PERIOD_MS * 1000000ULL;
+	shm_check_linked(f);
 	for (i = 0; i < SHM_MAX_PROCS; i++) {
 		struct shm_proc_ent *pe = &h->procs[i];
 
@@ -1077,6 +1143,12 @@ shm_async_poll(struct shm_port *p, struct shm_async_event *ev, int n)
 	int k = 0;
 
 	shm_janitor(p->f);
+	if (!p->lost_reported && shm_fabric_lost(p->f)) {
+		struct shm_async_event lost = { .type = SHM_EV_FABRIC_LOST };
+
+		p->lost_reported = true;
+		shm_port_event(p, &lost);
+	}
 	shm_port_check_state(p);
 	shm_qp_watch(p);
 	shm_srq_check_limits(p);

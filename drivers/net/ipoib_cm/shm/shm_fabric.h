@@ -163,6 +163,8 @@ void shm_fabric_detach(struct shm_fabric *f);
 const char *shm_fabric_name(const struct shm_fabric *f);
 /* Remove a fabric's objects that no live process uses any more. */
 int shm_fabric_unlink_stale(const char *name);
+/* Were the fabric's objects removed under us? (see SHM_EV_FABRIC_LOST) */
+bool shm_fabric_lost(const struct shm_fabric *f);
 
 int shm_port_open(struct shm_fabric *f, const struct shm_port_conf *conf,
 		  struct shm_port **p);
@@ -285,6 +287,11 @@ enum shm_async_type {
 	SHM_EV_SRQ_LIMIT,
 	SHM_EV_PORT_ACTIVE,
 	SHM_EV_PORT_DOWN,
+	/*
+	 * The fabric's objects were removed from /dev/shm: newcomers cannot
+	 * reach this process any more. Detach and attach again.
+	 */
+	SHM_EV_FABRIC_LOST,
 };
 
 struct shm_async_event {

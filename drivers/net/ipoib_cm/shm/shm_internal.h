@@ -139,6 +139,7 @@ struct shm_hdr {
 	uint64_t size;
 	uint32_t ready;		/* set last by the creator */
 	uint32_t next_lid;
+	uint32_t incarnation;	/* in segment names: no two fabrics share one */
 	pthread_mutex_t lock;	/* robust, process-shared: directory */
 	struct shm_proc_ent procs[SHM_MAX_PROCS];
 	struct shm_port_ent ports[SHM_MAX_PORTS];
@@ -274,6 +275,10 @@ struct shm_fabric {
 	struct shm_seg_map *maps[SHM_MAX_PROCS];
 	uint64_t next_janitor_ns;
 	uint32_t cm_next_id;
+	uint32_t incarnation;	/* of the header we mapped */
+	dev_t hdr_dev;		/* the header object, to notice its removal */
+	ino_t hdr_ino;
+	bool lost;		/* atomic: our objects are gone from /dev/shm */
 };
 
 struct shm_capture;
@@ -289,6 +294,7 @@ struct shm_port {
 	struct shm_async_event evq[SHM_EVQ_LEN];
 	unsigned int ev_head, ev_tail;
 	uint32_t last_state;	/* port state last reported */
+	bool lost_reported;	/* SHM_EV_FABRIC_LOST raised */
 	/* RC QPs of this port, watched for a vanished peer */
 	struct shm_qp **qps;
 	unsigned int nr_qps, cap_qps;
