@@ -203,7 +203,7 @@ cl_rx_arp(struct cl *C, int port, const uint8_t *p, uint32_t len,
 	}
 	/* the driver resolves a MAC through the host's address record */
 	ipoib_hwaddr_to_mac(mac, &a.sender_hw);
-	if (shm_addr_resolve(C->f, mac, rec) < 0 ||
+	if (shm_addr_resolve(C->ports[port].port, mac, rec) < 0 ||
 	    memcmp(rec, a.sender_hw.bytes, sizeof(rec)) != 0) {
 		cl_bad(C, "host %u: address record does not match its ARP "
 		       "reply", idx);

@@ -76,7 +76,8 @@ peers_peer_rc(struct peers *P, struct peers_peer *pe)
 	if (!pe->flags_known) {
 		ipoib_hwaddr_set(&hw, 0, pe->qpn, pe->gid);
 		ipoib_hwaddr_to_mac(mac, &hw);
-		pe->flags = shm_addr_resolve(P->f, mac, got.bytes) == 0 &&
+		pe->flags = shm_addr_resolve(P->hosts[pe->host].port, mac,
+					     got.bytes) == 0 &&
 			    ipoib_hwaddr_eq_qpn_gid(&hw, &got) ?
 			    ipoib_hwaddr_flags(&got) : 0;
 		pe->flags_known = true;

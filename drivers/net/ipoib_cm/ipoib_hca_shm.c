@@ -496,7 +496,7 @@ static int
 ipoib_shm_addr_resolve(struct ipoib_hca *hca, const uint8_t *mac,
 		       uint8_t *hwaddr)
 {
-	return shm_addr_resolve(hca->f, mac, hwaddr);
+	return shm_addr_resolve(hca->port, mac, hwaddr);
 }
 
 static int

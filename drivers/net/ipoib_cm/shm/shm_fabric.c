@@ -1270,9 +1270,24 @@ shm_port_publish(struct shm_port *p, const uint8_t *mac, uint32_t qpn,
 	shm_store(&e->ll_valid, 1);
 }
 
-int
-shm_addr_resolve(struct shm_fabric *f, const uint8_t *mac, uint8_t *hwaddr)
+/* Do two ports have a P_Key in common they may talk with? */
+static bool
+shm_ports_share_pkey(const struct shm_port_ent *a, const struct shm_port_ent *b)
 {
+	uint32_t i, j;
+
+	for (i = 0; i < a->npkeys && i < SHM_PKEY_TABLE_LEN; i++)
+		for (j = 0; j < b->npkeys && j < SHM_PKEY_TABLE_LEN; j++)
+			if (shm_pkey_match(a->pkeys[i], b->pkeys[j]))
+				return true;
+	return false;
+}
+
+int
+shm_addr_resolve(const struct shm_port *p, const uint8_t *mac,
+		 uint8_t *hwaddr)
+{
+	struct shm_fabric *f = p->f;
 	uint32_t i;
 
 	for (i = 0; i < SHM_MAX_PORTS; i++) {
@@ -1280,7 +1295,8 @@ shm_addr_resolve(struct shm_fabric *f, const uint8_t *mac, uint8_t *hwaddr)
 
 		if (shm_load(&e->state) != SHM_PORT_ACTIVE ||
 		    !shm_load(&e->ll_valid) ||
-		    memcmp(e->ll_mac, mac, sizeof(e->ll_mac)) != 0)
+		    memcmp(e->ll_mac, mac, sizeof(e->ll_mac)) != 0 ||
+		    !shm_ports_share_pkey(p->ent, e))
 			continue;
 		hwaddr[0] = e->ll_flags;
 		hwaddr[1] = (uint8_t)(e->ll_qpn >> 16);

@@ -176,11 +176,12 @@ struct shm_fabric *shm_port_fabric(const struct shm_port *p);
 /*
  * Address records: a port publishes a 6-byte link-layer address (the
  * driver's emulated MAC) with its UD QPN and flags; resolve finds the
- * 20-byte hardware address (flags, QPN, GID) that published mac.
+ * 20-byte hardware address (flags, QPN, GID) that published mac, among
+ * the ports that share a partition with p (as ARP would only find them).
  */
 void shm_port_publish(struct shm_port *p, const uint8_t *mac, uint32_t qpn,
 		      uint8_t flags);
-int shm_addr_resolve(struct shm_fabric *f, const uint8_t *mac,
+int shm_addr_resolve(const struct shm_port *p, const uint8_t *mac,
 		     uint8_t *hwaddr);
 
 /* Find a port by GID (unicast): fills ah; -ENOENT when absent. */

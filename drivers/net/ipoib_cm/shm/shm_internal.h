@@ -354,6 +354,13 @@ struct shm_qp {
 
 /* ---- helpers shared by the fabric's files ------------------------------ */
 
+/* Same partition, and not both limited members (IBTA 10.9.3). */
+static inline bool
+shm_pkey_match(uint16_t a, uint16_t b)
+{
+	return (a & 0x7fff) == (b & 0x7fff) && ((a | b) & 0x8000);
+}
+
 uint64_t shm_now_ns(void);
 int shm_lock(struct shm_fabric *f);
 void shm_unlock(struct shm_fabric *f);

@@ -917,13 +917,6 @@ shm_write_grh(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
 	shm_copy(f, proc, d, 0, &w);
 }
 
-static bool
-shm_pkey_match(uint16_t a, uint16_t b)
-{
-	/* same partition, and not both limited members (IBTA 10.9.3) */
-	return (a & 0x7fff) == (b & 0x7fff) && ((a | b) & 0x8000);
-}
-
 /* Deliver one UD message to QP dqpn; drops are counted at the target. */
 static void
 shm_ud_deliver(struct shm_qp *qp, const struct shm_send *wr, uint32_t len,

@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ *
+ * Isolation: nothing crosses a partition (P_Key), a wrong Q_Key or a
+ * fabric name, and a port joins no fabric another user could have
+ * tampered with. The raw-fabric checks inject IPoIB frames from a shm
+ * port of this process, below the driver, where the driver's own sends
+ * could never produce them.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <rte_bus_vdev.h>
+#include <rte_ethdev.h>
+
+#include "ipoib_wire.h"
+#include "shm_fabric.h"
+#include "test.h"
+#include "test_util.h"
+
+#define TIMEOUT_MS	10000
+#define QUIET_MS	300	/* how long "nothing arrives" is watched */
+
+static const struct rte_ether_addr bcast = {
+	.addr_bytes = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
+};
+
+/* Send n frames from port to dst, retrying what is pushed back. */
+static int
+send_frames(uint16_t port, const struct rte_ether_addr *src,
+	    const struct rte_ether_addr *dst, unsigned int n)
+{
+	uint64_t deadline = test_now_ms() + TIMEOUT_MS;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = test_udp_frame(src, dst, 200, i, false);
+
+		TEST_ASSERT(m != NULL, "frame");
+		while (rte_eth_tx_burst(port, 0, &m, 1) == 0) {
+			if (test_now_ms() > deadline) {
+				rte_pktmbuf_free(m);
+				TEST_ASSERT(false, "frame %u never taken", i);
+			}
+		}
+	}
+	return 0;
+}
+
+/* Receive what arrives at port within ms; the count. */
+static unsigned int
+drain(uint16_t port, uint64_t ms)
+{
+	struct rte_mbuf *rx[32];
+	uint64_t deadline = test_now_ms() + ms;
+	unsigned int got = 0;
+	uint16_t n;
+
+	while (test_now_ms() < deadline) {
+		n = rte_eth_rx_burst(port, 0, rx, RTE_DIM(rx));
+		rte_pktmbuf_free_bulk(rx, n);
+		got += n;
+	}
+	return got;
+}
+
+struct iso_port {
+	char name[32];
+	uint16_t port;
+	struct rte_ether_addr mac;
+};
+
+static int
+iso_port_open(struct iso_port *p, const char *name, const char *fabric,
+	      unsigned int guid, const char *extra)
+{
+	char args[160];
+
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	snprintf(args, sizeof(args), "fabric=%s,guid=0x%x%s", fabric, guid,
+		 extra);
+	TEST_RUN(test_port_create(p->name, args, 1, 1500, &p->port));
+	rte_eth_macaddr_get(p->port, &p->mac);
+	return 0;
+}
+
+/*
+ * A and C in partition 0x8001, B in 0x8002 on one fabric: A reaches C,
+ * unicast and broadcast, and never B; B's broadcasts reach neither.
+ */
+static int
+test_iso_pkey(void)
+{
+	const char *fab = test_fabric("t_iso_pkey");
+	struct iso_port a, b, c;
+	unsigned int got;
+
+	TEST_RUN(iso_port_open(&a, "net_ipoibcm_isoa", fab, 0xa, ",pkey=0x8001"));
+	TEST_RUN(iso_port_open(&b, "net_ipoibcm_isob", fab, 0xb, ",pkey=0x8002"));
+	TEST_RUN(iso_port_open(&c, "net_ipoibcm_isoc", fab, 0xc, ",pkey=0x8001"));
+	TEST_RUN(send_frames(a.port, &a.mac, &c.mac, 20));
+	TEST_RUN(send_frames(a.port, &a.mac, &bcast, 5));
+	TEST_RUN(send_frames(a.port, &a.mac, &b.mac, 20));
+	got = drain(c.port, QUIET_MS);
+	TEST_ASSERT_EQ(got, 25, "C, in A's partition, got A's frames");
+	TEST_ASSERT_EQ(drain(b.port, QUIET_MS), 0, "B got nothing of A's");
+	TEST_ASSERT_EQ(test_xstat(a.port, "tx_drop_no_neigh"), 20,
+		       "B cannot be resolved from A's partition");
+	TEST_RUN(send_frames(b.port, &b.mac, &bcast, 5));
+	TEST_ASSERT_EQ(drain(a.port, QUIET_MS) + drain(c.port, 1), 0,
+		       "B's broadcasts reach no one of 0x8001");
+	test_port_destroy(c.name);
+	test_port_destroy(b.name);
+	test_port_destroy(a.name);
+	return 0;
+}
+REGISTER_IPOIB_TEST(iso_pkey, test_iso_pkey,
+		    "P_Keys 0x8001 and 0x8002: nothing crosses, both ways");
+
+/* A shm port below the driver, members of partitions 0x8001 and 0x8002. */
+struct raw {
+	struct shm_fabric *f;
+	struct shm_port *port;
+	struct shm_cq *cq;
+	struct shm_qp *ud[2];	/* pkey_index 0 (0x8001), 1 (0x8002) */
+	struct shm_qp *rc;
+};
+
+static int
+raw_open(struct raw *r, const char *fab)
+{
+	struct shm_port_conf pc = {
+		.guid = 0xfe, .name = "raw", .ib_mtu = 2048, .npkeys = 2,
+		.pkeys = { 0x8001, 0x8002 },
+	};
+	struct shm_qp_conf qc = {
+		.type = SHM_QPT_UD, .max_recv_wr = 1, .max_recv_sge = 1,
+		.qkey = IPOIB_QKEY_DEFAULT,
+	};
+	unsigned int i;
+
+	memset(r, 0, sizeof(*r));
+	TEST_ASSERT_EQ(shm_fabric_attach(fab, &r->f), 0, "attach");
+	TEST_ASSERT_EQ(shm_port_open(r->f, &pc, &r->port), 0, "raw port");
+	r->cq = shm_cq_create(r->port, 64);
+	TEST_ASSERT(r->cq != NULL, "cq");
+	qc.recv_cq = r->cq;
+	for (i = 0; i < 2; i++) {
+		qc.pkey_index = (uint16_t)i;
+		r->ud[i] = shm_qp_create(r->port, &qc);
+		TEST_ASSERT(r->ud[i] != NULL &&
+			    shm_qp_modify(r->ud[i], SHM_QPS_RTS) == 0, "UD QP");
+	}
+	qc.type = SHM_QPT_RC;
+	qc.pkey_index = 1;
+	r->rc = shm_qp_create(r->port, &qc);
+	TEST_ASSERT(r->rc != NULL, "RC QP");
+	return 0;
+}
+
+static void
+raw_close(struct raw *r)
+{
+	struct shm_wc wc[8];
+	unsigned int i;
+
+	if (r->rc != NULL)
+		shm_qp_destroy(r->rc);
+	for (i = 0; i < 2; i++)
+		if (r->ud[i] != NULL)
+			while (shm_qp_destroy(r->ud[i]) == -EBUSY)
+				shm_cq_poll(r->cq, wc, RTE_DIM(wc));
+	if (r->cq != NULL)
+		shm_cq_destroy(r->cq);
+	if (r->port != NULL)
+		shm_port_close(r->port);
+	if (r->f != NULL)
+		shm_fabric_detach(r->f);
+}
+
+/* One IPoIB frame (header + IPv4/UDP) from a raw UD QP to a port. */
+static int
+raw_send(struct raw *r, unsigned int qp, uint32_t qkey,
+	 const uint8_t *hw, const struct rte_ether_addr *src,
+	 const struct rte_ether_addr *dst)
+{
+	struct rte_mbuf *m = test_udp_frame(src, dst, 200, 7, false);
+	struct ipoib_hdr hdr = { .proto = RTE_BE16(RTE_ETHER_TYPE_IPV4) };
+	struct iovec iov[2];
+	struct shm_send s = { .iov = iov, .iovcnt = 2,
+			      .remote_qkey = qkey };
+	struct shm_ah ah;
+
+	TEST_ASSERT(m != NULL, "frame");
+	s.remote_qpn = ((uint32_t)hw[1] << 16) | ((uint32_t)hw[2] << 8) | hw[3];
+	TEST_ASSERT_EQ(shm_ah_resolve(r->f, &hw[4], 0, &ah), 0, "AH");
+	s.ah = &ah;
+	iov[0].iov_base = &hdr;
+	iov[0].iov_len = sizeof(hdr);
+	iov[1].iov_base = rte_pktmbuf_mtod_offset(m, void *,
+						  RTE_ETHER_HDR_LEN);
+	iov[1].iov_len = m->pkt_len - RTE_ETHER_HDR_LEN;
+	TEST_ASSERT_EQ(shm_qp_post_send(r->ud[qp], &s, 1), 1, "sent");
+	rte_pktmbuf_free(m);
+	return 0;
+}
+
+/*
+ * Below the driver: a frame from partition 0x8002 and one with a wrong
+ * Q_Key are dropped by the fabric and counted, never delivered; the same
+ * frame from 0x8001 with the right Q_Key is. A REQ from 0x8002 is refused.
+ */
+static int
+test_iso_raw(void)
+{
+	const char *fab = test_fabric("t_iso_raw");
+	uint8_t hw[IPOIB_HWADDR_LEN];
+	struct shm_cm_event ev;
+	struct shm_cm_id *id = NULL;
+	struct shm_cm_req req;
+	struct iso_port a;
+	struct raw r;
+	uint64_t deadline;
+	int n = 0;
+
+	TEST_RUN(iso_port_open(&a, "net_ipoibcm_isoa", fab, 0xa,
+			       ",pkey=0x8001"));
+	TEST_RUN(raw_open(&r, fab));
+	TEST_ASSERT_EQ(shm_addr_resolve(r.port, a.mac.addr_bytes, hw), 0,
+		       "A's address, seen from the raw port");
+
+	TEST_RUN(raw_send(&r, 1, IPOIB_QKEY_DEFAULT, hw, &bcast, &a.mac));
+	TEST_ASSERT_EQ(test_xstat(a.port, "hca_pkey_drops"), 1,
+		       "from 0x8002: dropped by P_Key");
+	TEST_RUN(raw_send(&r, 0, 0x1234, hw, &bcast, &a.mac));
+	TEST_ASSERT_EQ(test_xstat(a.port, "hca_qkey_drops"), 1,
+		       "wrong Q_Key: dropped");
+	TEST_ASSERT_EQ(drain(a.port, QUIET_MS), 0, "the app saw neither");
+	TEST_RUN(raw_send(&r, 0, IPOIB_QKEY_DEFAULT, hw, &bcast, &a.mac));
+	TEST_ASSERT_EQ(drain(a.port, QUIET_MS), 1,
+		       "the same frame from 0x8001 with the Q_Key arrives");
+
+	memset(&req, 0, sizeof(req));
+	req.service_id = IPOIB_CM_SID_OFED |
+			 (((uint32_t)hw[1] << 16) | ((uint32_t)hw[2] << 8) |
+			  hw[3]);
+	req.dgid = &hw[4];
+	req.qp = r.rc;
+	req.max_cm_retries = 3;
+	TEST_ASSERT_EQ(shm_cm_connect(r.port, &req, &id), 0, "REQ");
+	deadline = test_now_ms() + TIMEOUT_MS;
+	while (n == 0 && test_now_ms() < deadline)
+		n = shm_cm_poll(r.port, &ev, 1);
+	TEST_ASSERT_EQ(n, 1, "an answer");
+	TEST_ASSERT_EQ(ev.type, SHM_CM_REJ_RCVD, "REQ from 0x8002 refused");
+	TEST_ASSERT_EQ(test_xstat(a.port, "conns_rx"), 0, "no connection");
+	shm_cm_destroy(id);
+	raw_close(&r);
+	test_port_destroy(a.name);
+	return 0;
+}
+REGISTER_IPOIB_TEST(iso_raw, test_iso_raw,
+		    "raw frames of another P_Key or Q_Key dropped, counted");
+
+/* Ports on fabrics x and y (same GUIDs): x never sees y's traffic. */
+static int
+test_iso_fabric(void)
+{
+	const char *fx = test_fabric("t_iso_x"), *fy = test_fabric("t_iso_y");
+	struct iso_port x0, x1, y1;
+
+	TEST_RUN(iso_port_open(&x0, "net_ipoibcm_isox0", fx, 0x10, ""));
+	TEST_RUN(iso_port_open(&x1, "net_ipoibcm_isox1", fx, 0x11, ""));
+	TEST_RUN(iso_port_open(&y1, "net_ipoibcm_isoy1", fy, 0x11, ""));
+	TEST_RUN(send_frames(y1.port, &y1.mac, &bcast, 5));
+	TEST_RUN(send_frames(y1.port, &y1.mac, &x0.mac, 5));
+	TEST_ASSERT_EQ(drain(x0.port, QUIET_MS) + drain(x1.port, 1), 0,
+		       "nothing from fabric y on fabric x");
+	TEST_ASSERT_EQ(test_xstat(y1.port, "tx_drop_no_neigh"), 5,
+		       "x0 cannot be resolved from y");
+	TEST_RUN(send_frames(x1.port, &x1.mac, &x0.mac, 5));
+	TEST_ASSERT_EQ(drain(x0.port, QUIET_MS), 5, "x1 reaches x0");
+	test_port_destroy(y1.name);
+	test_port_destroy(x1.name);
+	test_port_destroy(x0.name);
+	return 0;
+}
+REGISTER_IPOIB_TEST(iso_fabric, test_iso_fabric,
+		    "two fabric names: no traffic crosses");
+
+/* Probe a port on fab; it must fail, logging why. */
+static int
+probe_refused(const char *fab, const char *why)
+{
+	char args[96];
+	const char *log;
+	int ret;
+
+	snprintf(args, sizeof(args), "fabric=%s,guid=0x1", fab);
+	test_log_capture_start();
+	ret = rte_vdev_init("net_ipoibcm_isoo", args);
+	log = test_log_capture_stop();
+	TEST_ASSERT(ret != 0, "probe refused (%s)", why);
+	TEST_ASSERT(strstr(log, "refusing to join") != NULL,
+		    "the log says why (%s)", why);
+	return 0;
+}
+
+/*
+ * The fabric's objects are created 0600 and owned by us; an object open
+ * to others, or another user's (checked when running as root), is refused.
+ */
+static int
+test_iso_owner(void)
+{
+	const char *fab = test_fabric("t_iso_own");
+	char name[64], path[96];
+	struct iso_port a;
+	struct stat st;
+	int fd;
+
+	TEST_RUN(iso_port_open(&a, "net_ipoibcm_isoa", fab, 0xa, ""));
+	snprintf(path, sizeof(path), "/dev/shm/ipoibcm.%s", fab);
+	TEST_ASSERT(stat(path, &st) == 0, "%s", path);
+	TEST_ASSERT_EQ(st.st_mode & 0777, 0600, "header 0600");
+	TEST_ASSERT_EQ(st.st_uid, geteuid(), "and ours");
+	test_port_destroy(a.name);
+
+	snprintf(name, sizeof(name), "/ipoibcm.%s", fab);
+	fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+	TEST_ASSERT(fd >= 0, "planted object");
+	TEST_ASSERT_EQ(fchmod(fd, 0666), 0, "open to all");
+	TEST_RUN(probe_refused(fab, "mode 0666"));
+	if (geteuid() == 0) {
+		TEST_ASSERT_EQ(fchmod(fd, 0600), 0, "0600");
+		TEST_ASSERT_EQ(fchown(fd, 65534, 65534), 0, "nobody's");
+		TEST_RUN(probe_refused(fab, "owned by uid 65534"));
+	} else {
+		printf("    not root: the foreign-owner case needs root\n");
+	}
+	close(fd);
+	shm_unlink(name);
+	return 0;
+}
+REGISTER_IPOIB_TEST(iso_owner, test_iso_owner,
+		    "fabric objects 0600; one open to others or foreign refused");
