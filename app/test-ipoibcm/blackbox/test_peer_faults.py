@@ -80,8 +80,12 @@ def served_again(a, sender, receiver):
     sender.cmd("stop")
     sent = sender.stats()["tx"]
     got = receiver.settle_rx()["rx"]
-    check(sent > 0 and got == sent,
-          "then: sent %d == received %d" % (sent, got))
+    if not check(sent > 0 and got == sent,
+                 "then: sent %d == received %d" % (sent, got)):
+        for t in (sender, receiver):
+            print("  %s: %s" % (t.name, {k: v for k, v in t.xstats().items()
+                                        if v and not k.startswith("rx_q")
+                                        and not k.startswith("tx_q")}))
     receiver.cmd("stop")
 
 

@@ -10,6 +10,7 @@
 #include <rte_compat.h>
 
 #include "ipoib_cm.h"
+#include "ipoib_conn.h"
 #include "ipoib_telemetry.h"
 #include "rte_pmd_ipoib_cm.h"
 
@@ -38,6 +39,29 @@ rte_pmd_ipoibcm_peer_get(uint16_t port_id, const struct rte_ether_addr *mac,
 	info->rx_packets = __atomic_load_n(&p->rx_pkts, __ATOMIC_RELAXED);
 	info->idle_ms = (ipoib_now_ns() - p->last_active_ns) / 1000000;
 	return 0;
+}
+
+int
+rte_pmd_ipoibcm_peer_disconnect(uint16_t port_id,
+				const struct rte_ether_addr *mac)
+{
+	struct ipoib_priv *priv = ipoib_priv_of_port(port_id);
+	struct ipoib_peer *p;
+	int ret = -ENOENT;
+
+	if (priv == NULL)
+		return -ENODEV;
+	/* the control thread holds ctrl_lock for each of its rounds */
+	pthread_mutex_lock(&priv->ctrl_lock);
+	if (!priv->started) {
+		ret = -EAGAIN;
+	} else {
+		p = ipoib_peer_by_mac(priv, mac);
+		if (p != NULL)
+			ret = ipoib_conn_disconnect_peer(priv, p);
+	}
+	pthread_mutex_unlock(&priv->ctrl_lock);
+	return ret;
 }
 
 int

@@ -185,7 +185,7 @@ struct ipoib_conn {
 	uint32_t index;			/* in priv->conns[], in wr_id */
 	uint32_t state;			/* enum ipoib_conn_state */
 	uint8_t active;
-	uint8_t dreq_sent;
+	uint32_t qpn;			/* completions of older QPs are stale */
 	/* control */
 	struct ipoib_cm_id *cm_id;
 	struct ipoib_pool *pool;	/* non-SRQ passive: its buffers */
@@ -212,7 +212,8 @@ struct ipoib_ctrl_stats {
 	uint64_t peer_collisions;
 	uint64_t peers_learned;
 	uint64_t cm_malformed;
-	uint64_t drain_timeouts;	/* torn down without all completions */
+	uint64_t drain_timeouts;	/* slow to drain: rx queue not polled */
+	uint64_t peers_forgotten;	/* idle, unconnected: table entry freed */
 };
 
 struct ipoib_mcast {

@@ -183,10 +183,14 @@ ipoib_conn_close(struct ipoib_priv *priv, struct ipoib_conn *c,
 			peer->rx = NULL;
 		priv->nr_passive--;
 	}
-	if (send_dreq && c->cm_id != NULL &&
-	    ops->cm_disconnect(c->cm_id) == 0) {
-		c->dreq_sent = true;
-	} else if (c->cm_id != NULL) {
+	/*
+	 * As ib_destroy_cm_id() in Linux: the DREQ goes out and the id goes
+	 * with it; the DREP is not waited for. A peer that never hears the
+	 * DREQ finds its QP in error (retries exhausted) instead.
+	 */
+	if (c->cm_id != NULL) {
+		if (send_dreq)
+			ops->cm_disconnect(c->cm_id);
 		ops->cm_destroy(c->cm_id);
 		c->cm_id = NULL;
 	}
@@ -218,27 +222,30 @@ ipoib_conn_release_buffers(struct ipoib_priv *priv, struct ipoib_conn *c)
 	c->charged = 0;
 }
 
-/* Drained and past a grace period: destroy QP and connection. */
+/*
+ * Drained and past a grace period: destroy QP and connection. Its flushed
+ * receives come back through the rx queue's CQ, so a queue nobody polls
+ * holds the teardown (and the slot) until it is polled again, or until
+ * the port stops, which polls them itself; that is counted and logged
+ * once. Giving up instead would let a late completion land in a ring
+ * that is gone.
+ */
 static bool
 ipoib_conn_try_destroy(struct ipoib_priv *priv, struct ipoib_conn *c)
 {
-	bool late = ipoib_now_ns() > c->drain_deadline_ns;
-
-	if (__atomic_load_n(&c->ring.outstanding, __ATOMIC_ACQUIRE) != 0 &&
-	    !late)
-		return false;
-	if (rte_rcu_qsbr_check(priv->pt.qsbr, c->token, false) != 1 && !late)
-		return false;
-	if (c->cm_id != NULL && c->dreq_sent && !late)
-		return false;	/* DREP or its timeout first */
-	if (c->qp != NULL && priv->ops->qp_destroy(c->qp) == -EBUSY && !late)
-		return false;
-	if (late) {
+	if (ipoib_now_ns() > c->drain_deadline_ns) {
+		c->drain_deadline_ns = UINT64_MAX;
 		priv->cstats.drain_timeouts++;
-		IPOIB_LOG(WARNING, "connection %u: torn down after %" PRIu64
-			  " ms without all its completions", c->index,
+		IPOIB_LOG(WARNING, "connection %u: not drained after %" PRIu64
+			  " ms: is its rx queue polled?", c->index,
 			  (uint64_t)(IPOIB_DRAIN_TIMEOUT_NS / IPOIB_NS_PER_MS));
 	}
+	if (__atomic_load_n(&c->ring.outstanding, __ATOMIC_ACQUIRE) != 0)
+		return false;
+	if (rte_rcu_qsbr_check(priv->pt.qsbr, c->token, false) != 1)
+		return false;
+	if (c->qp != NULL && priv->ops->qp_destroy(c->qp) == -EBUSY)
+		return false;
 	if (c->cm_id != NULL)
 		priv->ops->cm_destroy(c->cm_id);
 	ipoib_conn_release_buffers(priv, c);
@@ -303,6 +310,8 @@ ipoib_conn_connect(struct ipoib_priv *priv, struct ipoib_peer *peer)
 	qi.recv_cq = ipoib_conn_rxq(priv, c)->cq;
 	qi.qp_context = c->index;
 	c->qp = priv->ops->qp_create(priv->hca, &qi);
+	if (c->qp != NULL)
+		c->qpn = priv->ops->qp_num(c->qp);
 	if (c->qp == NULL || ipoib_conn_send_req(priv, c) < 0) {
 		IPOIB_LOG(DEBUG, "peer %u: no RC QP or REQ: spilled",
 			  peer->index);
@@ -457,6 +466,7 @@ ipoib_conn_accept_qp(struct ipoib_priv *priv, struct ipoib_conn *c)
 	c->qp = priv->ops->qp_create(priv->hca, &qi);
 	if (c->qp == NULL)
 		return -ENOMEM;
+	c->qpn = priv->ops->qp_num(c->qp);
 	if (!priv->srq)
 		return ipoib_rx_ring_post_all(priv->ops, &c->ring,
 					      IPOIB_WR_CONN, c->index, c->qp);
@@ -568,9 +578,7 @@ ipoib_conn_handle_cm(struct ipoib_priv *priv, const struct ipoib_cm_event *ev)
 			ipoib_conn_close(priv, c, false, false);
 		break;
 	case IPOIB_CM_DISCONNECTED:
-		if (c != NULL)
-			c->dreq_sent = false;
-		break;
+		break;		/* the id is gone with its DREQ: not seen */
 	}
 }
 
@@ -635,6 +643,41 @@ ipoib_sample_activity(struct ipoib_priv *priv, uint64_t now)
 		p->sample_pkts = pkts;
 		if (p->rate > 0)
 			p->last_active_ns = now;
+	}
+}
+
+/*
+ * Forget peers without a connection that nothing was sent to or received
+ * from for a while, as neighbour entries expire: hosts that left, or came
+ * back under a new QPN (a new address), do not fill the table. The idle
+ * time is reap_idle (IPOIB_PEER_STALE_NS when connections are never
+ * reaped), and IPOIB_EVICT_IDLE_NS when the table is 7/8 full.
+ */
+static void
+ipoib_peers_gc(struct ipoib_priv *priv, uint64_t now)
+{
+	struct ipoib_peers *pt = &priv->pt;
+	uint64_t stale = priv->cfg.reap_idle != 0 ?
+			 (uint64_t)priv->cfg.reap_idle * IPOIB_NS_PER_S :
+			 IPOIB_PEER_STALE_NS;
+	uint32_t i;
+
+	if (rte_ring_count(pt->free) < pt->nr_max / 8)
+		stale = RTE_MIN(stale, IPOIB_EVICT_IDLE_NS);
+	for (i = 0; i < pt->nr_max; i++) {
+		struct ipoib_peer *p = &pt->peers[i];
+		uint32_t st;
+
+		if (p->ah == NULL || p->dead || p->txc != NULL ||
+		    p->rx != NULL || now - p->last_active_ns < stale)
+			continue;
+		st = __atomic_load_n(&p->state, __ATOMIC_ACQUIRE);
+		if (st == IPOIB_PEER_CONNECTING || st == IPOIB_PEER_CONNECTED)
+			continue;	/* a request is queued, or in flight */
+		if (st == IPOIB_PEER_SPILLED)
+			priv->nr_spilled--;
+		ipoib_peer_forget(priv, p);
+		priv->cstats.peers_forgotten++;
 	}
 }
 
@@ -761,6 +804,7 @@ ipoib_conn_timers(struct ipoib_priv *priv, uint64_t now)
 		ipoib_sample_activity(priv, now);
 		ipoib_reap(priv, now);
 		ipoib_evict(priv, now);
+		ipoib_peers_gc(priv, now);
 	}
 	/* the scans below are for a few tens of milliseconds at most */
 	if (now < priv->next_tick_ns)
@@ -795,6 +839,22 @@ ipoib_conns_close_all(struct ipoib_priv *priv, bool send_dreq)
 		if (priv->conns[i] != NULL)
 			ipoib_conn_close(priv, priv->conns[i], send_dreq,
 					 false);
+}
+
+int
+ipoib_conn_disconnect_peer(struct ipoib_priv *priv, struct ipoib_peer *peer)
+{
+	int n = 0;
+
+	if (peer->txc != NULL) {
+		ipoib_conn_close(priv, peer->txc, true, false);
+		n++;
+	}
+	if (peer->rx != NULL) {
+		ipoib_conn_close(priv, peer->rx, true, false);
+		n++;
+	}
+	return n;
 }
 
 void
@@ -861,6 +921,28 @@ ipoib_pools_reap(struct ipoib_priv *priv)
 	}
 }
 
+/* A completion taken while stopped: its buffer is dropped. */
+static void
+ipoib_conn_drop_wc(struct ipoib_priv *priv, struct ipoib_rxq *rxq,
+		   const struct ipoib_wc *wc)
+{
+	uint32_t slot = (uint32_t)(wc->wr_id & IPOIB_WR_SLOT_MASK);
+	uint32_t ci = (uint32_t)((wc->wr_id >> IPOIB_WR_CONN_SHIFT) &
+				 IPOIB_WR_CONN_MASK);
+	struct ipoib_conn *c;
+
+	switch (wc->wr_id >> IPOIB_WR_KIND_SHIFT) {
+	case IPOIB_WR_SRQ:
+		ipoib_rx_ring_drop_slot(&rxq->srq_ring, slot);
+		break;
+	case IPOIB_WR_CONN:
+		c = ci < priv->nr_conns_max ? priv->conns[ci] : NULL;
+		if (c != NULL && c->qpn == wc->qp_num)
+			ipoib_rx_ring_drop_slot(&c->ring, slot);
+		break;
+	}
+}
+
 /* Flush completions of a stopped port, taken without an rx lcore. */
 void
 ipoib_conns_poll_stopped(struct ipoib_priv *priv)
@@ -874,30 +956,9 @@ ipoib_conns_poll_stopped(struct ipoib_priv *priv)
 
 		if (rxq == NULL || rxq->cq == NULL)
 			continue;
-		while ((n = priv->ops->poll_cq(rxq->cq, wc, RTE_DIM(wc))) > 0) {
-			for (i = 0; i < n; i++) {
-				uint64_t id = wc[i].wr_id;
-				uint32_t slot = (uint32_t)(id &
-							   IPOIB_WR_SLOT_MASK);
-				uint32_t ci = (uint32_t)(id >>
-					IPOIB_WR_CONN_SHIFT) & 0xffffffff;
-				struct ipoib_conn *c;
-
-				switch (id >> IPOIB_WR_KIND_SHIFT) {
-				case IPOIB_WR_SRQ:
-					ipoib_rx_ring_drop_slot(&rxq->srq_ring,
-								slot);
-					break;
-				case IPOIB_WR_CONN:
-					c = ci < priv->nr_conns_max ?
-					    priv->conns[ci] : NULL;
-					if (c != NULL)
-						ipoib_rx_ring_drop_slot(
-							&c->ring, slot);
-					break;
-				}
-			}
-		}
+		while ((n = priv->ops->poll_cq(rxq->cq, wc, RTE_DIM(wc))) > 0)
+			for (i = 0; i < n; i++)
+				ipoib_conn_drop_wc(priv, rxq, &wc[i]);
 	}
 }
 

@@ -15,6 +15,7 @@
 #define IPOIB_TICK_NS		(10000000ULL)	/* promotion, drain checks */
 #define IPOIB_BUSY_PPS		10	/* a spilled peer this busy may evict */
 #define IPOIB_EVICT_IDLE_NS	(2ULL * 1000000000ULL)
+#define IPOIB_PEER_STALE_NS	(600ULL * 1000000000ULL)	/* reap_idle=0 */
 #define IPOIB_DEAD_POOLS	256
 /* The driver's host memory per connection, checked at build time. */
 #define IPOIB_CONN_HOST_BYTES	128
@@ -30,6 +31,9 @@ void ipoib_pools_defer(struct ipoib_priv *priv, struct ipoib_pool *pool);
 void ipoib_pools_reap(struct ipoib_priv *priv);
 /* Every connection down; with a DREQ where one can still be sent. */
 void ipoib_conns_close_all(struct ipoib_priv *priv, bool send_dreq);
+/* Close a peer's connections (DREQ); how many. */
+int ipoib_conn_disconnect_peer(struct ipoib_priv *priv,
+			       struct ipoib_peer *peer);
 /* Spilled peers are tried again now, their backoff forgotten. */
 void ipoib_peers_retry_now(struct ipoib_priv *priv);
 bool ipoib_conns_reap_all(struct ipoib_priv *priv);

@@ -295,7 +295,10 @@ struct ipoib_hca_ops {
 	int (*cm_rtu)(struct ipoib_cm_id *id);
 	int (*cm_reject)(struct ipoib_cm_id *id, uint16_t reason,
 			 const uint8_t *priv, uint8_t priv_len);
-	/* Send DREQ; IPOIB_CM_DISCONNECTED follows. */
+	/*
+	 * Send DREQ. The driver destroys the id right after, as Linux does
+	 * with ib_destroy_cm_id(): no DREP or IPOIB_CM_DISCONNECTED is awaited.
+	 */
 	int (*cm_disconnect)(struct ipoib_cm_id *id);
 	/* Forget the id; after a final event or after disconnect. */
 	void (*cm_destroy)(struct ipoib_cm_id *id);

@@ -371,16 +371,23 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 			if (unlikely(ipoib_wr_kind(wc[i].wr_id) != IPOIB_WR_CONN))
 				continue;
 			owner = rxq->conns[ipoib_wr_conn(wc[i].wr_id)];
-			if (unlikely(owner == NULL))
-				continue;	/* cannot be: drained first */
+			/* drained before it goes: cannot be, but never trust */
+			if (unlikely(owner == NULL ||
+				     owner->qpn != wc[i].qp_num))
+				continue;
 			ring = &owner->ring;
 		}
 		if (unlikely(ipoib_rx_not_data(rxq, ring, &wc[i], slot)))
 			continue;
 		conn = owner;
-		if (srq)
+		if (srq) {
 			conn = likely(wc[i].qp_context < rxq->nr_conns) ?
 			       rxq->conns[wc[i].qp_context] : NULL;
+			/* received before its QP went, its slot reused since */
+			if (unlikely(conn != NULL &&
+				     conn->qpn != wc[i].qp_num))
+				conn = NULL;
+		}
 		m = NULL;
 		if (likely(wc[i].status == IPOIB_WC_SUCCESS))
 			m = ipoib_rx_chain(rxq, ring, slot, wc[i].byte_len, 0,

@@ -63,6 +63,7 @@ static const struct ipoib_xstat ipoib_ctrl_xstats[] = {
 	CTL("conn_spills", spills),
 	CTL("qp_errors", qp_errors),
 	CTL("conn_drain_timeouts", drain_timeouts),
+	CTL("peers_forgotten", peers_forgotten),
 };
 
 static const struct ipoib_xstat ipoib_hca_xstats[] = {

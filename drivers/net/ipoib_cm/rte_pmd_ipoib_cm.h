@@ -55,6 +55,17 @@ int rte_pmd_ipoibcm_peer_get(uint16_t port_id,
 			     const struct rte_ether_addr *mac,
 			     struct rte_pmd_ipoibcm_peer *info);
 
+/**
+ * Close the connections with a peer (DREQ), in both directions. The peer
+ * stays known and is connected again when next sent to, as after reaping.
+ *
+ * @return the number of connections closed (0, 1 or 2), -ENODEV (not a
+ *   net_ipoibcm port), -ENOENT (no such peer) or -EAGAIN (port stopped).
+ */
+__rte_experimental
+int rte_pmd_ipoibcm_peer_disconnect(uint16_t port_id,
+				    const struct rte_ether_addr *mac);
+
 /** Faults the shm transport injects into what a port receives. */
 struct rte_pmd_ipoibcm_faults {
 	uint32_t drop_ppm;	/**< UD and CM messages dropped, per million */

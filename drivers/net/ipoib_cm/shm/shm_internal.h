@@ -39,6 +39,11 @@
 #define SHM_SUBNET_PREFIX	0xfe80000000000000ULL
 #define SHM_CM_RING		64	/* CM mailbox entries per port */
 #define SHM_STALL_NS		(2ULL * 1000000000ULL)
+/*
+ * An idle RC QP whose peer went is put in error this long after: time for
+ * the DREQ of an orderly teardown, sent just before, to be handled first.
+ */
+#define SHM_GONE_GRACE_NS	(200ULL * 1000000ULL)
 
 #define SHM_QPN_INDEX(qpn)	((qpn) & (SHM_MAX_QPS - 1))
 #define SHM_QPN_GEN(qpn)	(((qpn) >> 16) & 0xff)
@@ -347,6 +352,7 @@ struct shm_qp {
 	struct shm_qp_ent *peer;
 	uint32_t peer_qpn;
 	uint64_t rnr_since;	/* first refused send of a streak, ns */
+	uint64_t gone_since;	/* peer first seen gone by the watch, ns */
 	uint8_t rnr_retry;	/* 7: for ever */
 	bool reported_err;	/* QP_FATAL raised */
 	uint32_t mcgs;		/* groups attached */

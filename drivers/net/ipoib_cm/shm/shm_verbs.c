@@ -833,7 +833,12 @@ shm_qp_watch(struct shm_port *p)
 		if (qp->type != SHM_QPT_RC || !shm_qp_connected(st) ||
 		    peer == NULL)
 			continue;
-		if (shm_rc_peer_gone(qp)) {
+		if (!shm_rc_peer_gone(qp)) {
+			qp->gone_since = 0;
+		} else if (qp->gone_since == 0) {
+			qp->gone_since = shm_now_ns();
+		} else if (shm_now_ns() - qp->gone_since >=
+			   SHM_GONE_GRACE_NS) {
 			shm_qp_set_err(qp);
 			shm_qp_report_err(qp, true);
 		}
