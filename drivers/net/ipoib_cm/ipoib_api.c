@@ -25,9 +25,13 @@ rte_pmd_ipoibcm_peer_get(uint16_t port_id, const struct rte_ether_addr *mac,
 		return -ENODEV;
 	if (priv->hca == NULL)
 		return -ENOENT;		/* a failed reset left no table */
+	/* the control thread updates the peer in its rounds, under the lock */
+	pthread_mutex_lock(&priv->ctrl_lock);
 	p = ipoib_peer_by_mac(priv, mac);
-	if (p == NULL)
+	if (p == NULL) {
+		pthread_mutex_unlock(&priv->ctrl_lock);
 		return -ENOENT;
+	}
 	memset(info, 0, sizeof(*info));
 	info->state = (enum rte_pmd_ipoibcm_peer_state)
 		      __atomic_load_n(&p->state, __ATOMIC_RELAXED);
@@ -38,6 +42,7 @@ rte_pmd_ipoibcm_peer_get(uint16_t port_id, const struct rte_ether_addr *mac,
 	info->tx_ud_packets = __atomic_load_n(&p->tx_ud_pkts, __ATOMIC_RELAXED);
 	info->rx_packets = __atomic_load_n(&p->rx_pkts, __ATOMIC_RELAXED);
 	info->idle_ms = (ipoib_now_ns() - p->last_active_ns) / 1000000;
+	pthread_mutex_unlock(&priv->ctrl_lock);
 	return 0;
 }
 
@@ -53,7 +58,7 @@ rte_pmd_ipoibcm_peer_disconnect(uint16_t port_id,
 		return -ENODEV;
 	/* the control thread holds ctrl_lock for each of its rounds */
 	pthread_mutex_lock(&priv->ctrl_lock);
-	if (!priv->started) {
+	if (!__atomic_load_n(&priv->started, __ATOMIC_ACQUIRE)) {
 		ret = -EAGAIN;
 	} else {
 		p = ipoib_peer_by_mac(priv, mac);

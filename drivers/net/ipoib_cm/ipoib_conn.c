@@ -137,7 +137,8 @@ ipoib_spill(struct ipoib_priv *priv, struct ipoib_peer *peer, bool refused)
 	peer->refused = refused;
 	peer->next_retry_ns = refused ? now + ipoib_backoff_ns(priv, peer) :
 					now;
-	if (peer->state != IPOIB_PEER_SPILLED)
+	if (__atomic_load_n(&peer->state, __ATOMIC_RELAXED) !=
+	    IPOIB_PEER_SPILLED)
 		priv->nr_spilled++;
 	/* peer->tx stays: an lcore that saw CONNECTED may still read it */
 	__atomic_store_n(&peer->state, IPOIB_PEER_SPILLED, __ATOMIC_RELEASE);
@@ -324,7 +325,8 @@ ipoib_conn_connect(struct ipoib_priv *priv, struct ipoib_peer *peer)
 	}
 	__atomic_store_n(&priv->conns[c->index], c, __ATOMIC_RELEASE);
 	peer->txc = c;
-	if (peer->state == IPOIB_PEER_SPILLED)
+	if (__atomic_load_n(&peer->state, __ATOMIC_RELAXED) ==
+	    IPOIB_PEER_SPILLED)
 		priv->nr_spilled--;
 	__atomic_store_n(&peer->state, IPOIB_PEER_CONNECTING,
 			 __ATOMIC_RELEASE);
@@ -636,7 +638,7 @@ ipoib_sample_activity(struct ipoib_priv *priv, uint64_t now)
 		struct ipoib_peer *p = &priv->pt.peers[i];
 		uint64_t pkts;
 
-		if (p->ah == NULL || p->dead)
+		if (!ipoib_peer_live(p))
 			continue;
 		pkts = ipoib_peer_pkts(p);
 		p->rate = pkts - p->sample_pkts;
@@ -668,7 +670,7 @@ ipoib_peers_gc(struct ipoib_priv *priv, uint64_t now)
 		struct ipoib_peer *p = &pt->peers[i];
 		uint32_t st;
 
-		if (p->ah == NULL || p->dead || p->txc != NULL ||
+		if (!ipoib_peer_live(p) || p->txc != NULL ||
 		    p->rx != NULL || now - p->last_active_ns < stale)
 			continue;
 		st = __atomic_load_n(&p->state, __ATOMIC_ACQUIRE);
@@ -692,7 +694,9 @@ ipoib_pick_spilled(struct ipoib_priv *priv, uint64_t now)
 		struct ipoib_peer *p = &priv->pt.peers[i];
 
 		/* a peer nobody talks to any more is left on UD */
-		if (p->ah == NULL || p->dead || p->state != IPOIB_PEER_SPILLED ||
+		if (!ipoib_peer_live(p) ||
+		    __atomic_load_n(&p->state, __ATOMIC_RELAXED) !=
+		    IPOIB_PEER_SPILLED ||
 		    now < p->next_retry_ns || p->rate == 0)
 			continue;
 		if (best == NULL || p->rate > best->rate)
@@ -795,7 +799,10 @@ ipoib_conn_timers(struct ipoib_priv *priv, uint64_t now)
 	while (rte_ring_dequeue(priv->connect_req, &idx) == 0) {
 		struct ipoib_peer *p = &priv->pt.peers[(uintptr_t)idx];
 
-		if (!p->dead && p->state == IPOIB_PEER_CONNECTING &&
+		/* acquire: pairs with the CAS of ipoib_conn_request() */
+		if (!__atomic_load_n(&p->dead, __ATOMIC_RELAXED) &&
+		    __atomic_load_n(&p->state, __ATOMIC_ACQUIRE) ==
+		    IPOIB_PEER_CONNECTING &&
 		    p->txc == NULL)
 			ipoib_conn_connect(priv, p);
 	}
@@ -866,7 +873,8 @@ ipoib_peers_retry_now(struct ipoib_priv *priv)
 	for (i = 0; i < priv->pt.nr_max; i++) {
 		struct ipoib_peer *p = &priv->pt.peers[i];
 
-		if (p->ah != NULL && p->state == IPOIB_PEER_SPILLED) {
+		if (ipoib_peer_live(p) && __atomic_load_n(&p->state,
+		    __ATOMIC_RELAXED) == IPOIB_PEER_SPILLED) {
 			p->next_retry_ns = now;
 			p->backoff_ms = 0;
 		}
@@ -971,7 +979,8 @@ ipoib_peers_reset_pending(struct ipoib_priv *priv)
 	for (i = 0; i < priv->pt.nr_max; i++) {
 		struct ipoib_peer *p = &priv->pt.peers[i];
 
-		if (p->ah != NULL && p->state == IPOIB_PEER_CONNECTING &&
+		if (ipoib_peer_live(p) && __atomic_load_n(&p->state,
+		    __ATOMIC_RELAXED) == IPOIB_PEER_CONNECTING &&
 		    p->txc == NULL)
 			p->state = IPOIB_PEER_NEW;
 	}

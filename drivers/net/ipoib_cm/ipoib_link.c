@@ -25,7 +25,8 @@
 static void
 ipoib_link_fill(const struct ipoib_priv *priv, struct rte_eth_link *link)
 {
-	bool up = priv->started && priv->port_active && !priv->fatal;
+	bool up = __atomic_load_n(&priv->started, __ATOMIC_ACQUIRE) &&
+		  priv->port_active && !priv->fatal;
 
 	memset(link, 0, sizeof(*link));
 	link->link_speed = up ? priv->attr.link_speed : RTE_ETH_SPEED_NUM_NONE;

@@ -136,7 +136,7 @@ ipoib_peer_get(struct ipoib_peers *pt, int32_t ret, void *data)
 	if (ret < 0)
 		return NULL;
 	peer = &pt->peers[(uint32_t)(uintptr_t)data];
-	return peer->dead ? NULL : peer;
+	return ipoib_peer_live(peer) ? peer : NULL;
 }
 
 struct ipoib_peer *
@@ -238,6 +238,7 @@ ipoib_peer_new(struct ipoib_priv *priv, const struct ipoib_hwaddr *hw)
 {
 	struct ipoib_peers *pt = &priv->pt;
 	struct ipoib_ah_attr aa = { .dlid = 0 };
+	struct ipoib_hca_ah *ah;
 	struct ipoib_hwaddr key;
 	struct ipoib_peer *peer;
 	void *idx;
@@ -246,8 +247,8 @@ ipoib_peer_new(struct ipoib_priv *priv, const struct ipoib_hwaddr *hw)
 		return NULL;
 	peer = &pt->peers[(uintptr_t)idx];
 	memcpy(aa.dgid, ipoib_hwaddr_gid(hw), IPOIB_GID_LEN);
-	peer->ah = priv->ops->ah_create(priv->hca, &aa);
-	if (peer->ah == NULL) {
+	ah = priv->ops->ah_create(priv->hca, &aa);
+	if (ah == NULL) {
 		rte_ring_enqueue(pt->free, idx);
 		return NULL;
 	}
@@ -257,7 +258,7 @@ ipoib_peer_new(struct ipoib_priv *priv, const struct ipoib_hwaddr *hw)
 	peer->hw.bytes[0] = ipoib_peer_flags(priv, hw, &peer->mac);
 	peer->tx = NULL;
 	peer->rx = NULL;
-	peer->dead = 0;
+	__atomic_store_n(&peer->dead, 0, __ATOMIC_RELAXED);
 	peer->collided = 0;
 	peer->tx_rc_pkts = peer->tx_rc_bytes = 0;
 	peer->tx_ud_pkts = peer->tx_ud_bytes = 0;
@@ -269,13 +270,15 @@ ipoib_peer_new(struct ipoib_priv *priv, const struct ipoib_hwaddr *hw)
 	peer->sample_pkts = 0;
 	peer->rate = 0;
 	peer->sid_try = 0;
-	peer->state = (peer->hw.bytes[0] & IPOIB_HWADDR_F_RC) ?
-		      IPOIB_PEER_NEW : IPOIB_PEER_UD;
+	__atomic_store_n(&peer->state, (peer->hw.bytes[0] & IPOIB_HWADDR_F_RC) ?
+			 IPOIB_PEER_NEW : IPOIB_PEER_UD, __ATOMIC_RELAXED);
+	/* complete: scans and lookups of other threads may take it now */
+	__atomic_store_n(&peer->ah, ah, __ATOMIC_RELEASE);
 	ipoib_hw_key(&key, hw);
 	/* the entry is complete before readers can find it */
 	if (rte_hash_add_key_data(pt->hw_hash, &key, idx) < 0) {
-		priv->ops->ah_destroy(peer->ah);
-		peer->ah = NULL;
+		__atomic_store_n(&peer->ah, NULL, __ATOMIC_RELEASE);
+		priv->ops->ah_destroy(ah);
 		rte_ring_enqueue(pt->free, idx);
 		return NULL;
 	}
@@ -317,7 +320,7 @@ ipoib_peer_forget(struct ipoib_priv *priv, struct ipoib_peer *peer)
 	void *data = NULL;
 
 	rte_spinlock_lock(&pt->learn_lock);
-	peer->dead = 1;
+	__atomic_store_n(&peer->dead, 1, __ATOMIC_RELAXED);
 	ipoib_hw_key(&key, &peer->hw);
 	rte_hash_del_key(pt->hw_hash, &key);
 	if (rte_hash_lookup_data(pt->mac_hash, &peer->mac, &data) >= 0 &&
@@ -341,7 +344,8 @@ ipoib_peers_reclaim(struct ipoib_priv *priv)
 		struct ipoib_peer *peer = &pt->peers[pt->deferred[i].index];
 
 		priv->ops->ah_destroy(peer->ah);
-		peer->ah = NULL;
+		/* the slot is free: pairs with ipoib_peer_new()'s acquire */
+		__atomic_store_n(&peer->ah, NULL, __ATOMIC_RELEASE);
 		rte_ring_enqueue(pt->free, (void *)(uintptr_t)peer->index);
 		i++;
 	}

@@ -5,6 +5,7 @@
 #ifndef IPOIB_PEER_H
 #define IPOIB_PEER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <rte_ether.h>
@@ -66,6 +67,18 @@ struct ipoib_peer {
 	uint64_t rate;			/* packets in the last sample period */
 	uint32_t sid_try;		/* which service ID to try next */
 } __rte_cache_aligned;
+
+/*
+ * A peer in use, for threads that find it by scanning the table (control
+ * thread, xstats, telemetry) or by a lookup: ipoib_peer_new() publishes
+ * ah last, with release; dead is set by the control thread.
+ */
+static inline bool
+ipoib_peer_live(const struct ipoib_peer *p)
+{
+	return __atomic_load_n(&p->ah, __ATOMIC_ACQUIRE) != NULL &&
+	       !__atomic_load_n(&p->dead, __ATOMIC_RELAXED);
+}
 
 struct ipoib_peer_deferred {
 	uint32_t index;

@@ -150,6 +150,37 @@ ipoib_rx_chain(struct ipoib_rxq *rxq, struct ipoib_rx_ring *ring,
 }
 
 /*
+ * The checks ipoib_eth_decap() makes of an IP header, for one that lies in
+ * the first segment: a header of its version and length, and the whole
+ * packet its length field announces. What fails them takes the slow path,
+ * which counts it malformed.
+ */
+static __rte_always_inline bool
+ipoib_rx_ipv4_whole(const struct rte_mbuf *m, const struct rte_ipv4_hdr *ip)
+{
+	uint32_t hlen, len;
+
+	if (unlikely(m->data_len < IPOIB_HDR_LEN + sizeof(*ip)))
+		return false;
+	hlen = (uint32_t)(ip->version_ihl & RTE_IPV4_HDR_IHL_MASK) * 4;
+	len = rte_be_to_cpu_16(ip->total_length);
+	return likely((ip->version_ihl >> 4) == 4 && hlen >= sizeof(*ip) &&
+		      len >= hlen && IPOIB_HDR_LEN + len <= m->pkt_len);
+}
+
+/* The same for IPv6; ICMPv6 (ND) always takes the slow path. */
+static __rte_always_inline bool
+ipoib_rx_ipv6_whole(const struct rte_mbuf *m, const struct rte_ipv6_hdr *ip)
+{
+	if (unlikely(m->data_len < IPOIB_HDR_LEN + sizeof(*ip)))
+		return false;
+	return likely((rte_be_to_cpu_32(ip->vtc_flow) >> 28) == 6 &&
+		      ip->proto != IPPROTO_ICMPV6 &&
+		      IPOIB_HDR_LEN + sizeof(*ip) +
+		      rte_be_to_cpu_16(ip->payload_len) <= m->pkt_len);
+}
+
+/*
  * The common frame: unicast IPv4, or IPv6 that is not ICMPv6 (ND goes to
  * the full emulation). Its 4-byte IPoIB header becomes the 14-byte
  * Ethernet one, from MACs already known; no other byte changes.
@@ -162,14 +193,18 @@ ipoib_rx_fast_decap(struct rte_mbuf *m, const struct rte_ether_addr *dst,
 	rte_be16_t proto = h->proto;
 	struct rte_ether_hdr *eth;
 
-	if (proto != RTE_BE16(RTE_ETHER_TYPE_IPV4) &&
-	    (proto != RTE_BE16(RTE_ETHER_TYPE_IPV6) ||
-	     m->data_len < IPOIB_HDR_LEN + sizeof(struct rte_ipv6_hdr) ||
-	     ((const struct rte_ipv6_hdr *)(h + 1))->proto == IPPROTO_ICMPV6))
+	if (proto == RTE_BE16(RTE_ETHER_TYPE_IPV4)) {
+		if (!ipoib_rx_ipv4_whole(m, (const void *)(h + 1)))
+			return false;
+	} else if (proto != RTE_BE16(RTE_ETHER_TYPE_IPV6) ||
+		   !ipoib_rx_ipv6_whole(m, (const void *)(h + 1))) {
 		return false;
-	/* every posted buffer has RTE_PKTMBUF_HEADROOM in front of it */
+	}
+	/* posted buffers have RTE_PKTMBUF_HEADROOM: this cannot fail */
 	eth = (struct rte_ether_hdr *)rte_pktmbuf_prepend(m,
 		RTE_ETHER_HDR_LEN - IPOIB_HDR_LEN);
+	if (unlikely(eth == NULL))
+		return false;
 	rte_ether_addr_copy(dst, &eth->dst_addr);
 	rte_ether_addr_copy(src, &eth->src_addr);
 	eth->ether_type = proto;
@@ -211,7 +246,9 @@ ipoib_rx_ud_source(struct ipoib_rxq *rxq, const struct ipoib_wc *wc,
 	struct ipoib_peer *peer = rxq->last_src;
 
 	ipoib_hwaddr_set(src, 0, wc->src_qp, grh->sgid);
-	if (likely(peer != NULL && !peer->dead && peer->qpn == wc->src_qp &&
+	if (likely(peer != NULL &&
+		   !__atomic_load_n(&peer->dead, __ATOMIC_RELAXED) &&
+		   peer->qpn == wc->src_qp &&
 		   memcmp(ipoib_hwaddr_gid(&peer->hw), grh->sgid,
 			  IPOIB_GID_LEN) == 0))
 		return peer;

@@ -73,8 +73,9 @@ ipoib_tel_summary(const char *cmd, const char *params, struct rte_tel_data *d)
 	ipoib_gauges(priv, &g);
 	rte_tel_data_add_dict_int(d, "port", priv->eth_dev->data->port_id);
 	rte_tel_data_add_dict_string(d, "hca", priv->attr.name);
-	rte_tel_data_add_dict_string(d, "receive", !priv->started ? "stopped" :
-				     priv->srq ? "SRQ" : "non-SRQ");
+	rte_tel_data_add_dict_string(d, "receive",
+		!__atomic_load_n(&priv->started, __ATOMIC_ACQUIRE) ?
+		"stopped" : priv->srq ? "SRQ" : "non-SRQ");
 	rte_tel_data_add_dict_u64(d, "ud_qpn", priv->ud_qpn);
 	rte_tel_data_add_dict_u64(d, "mtu", priv->eth_dev->data->mtu);
 	rte_tel_data_add_dict_u64(d, "max_conns", priv->cfg.max_conns);
@@ -156,7 +157,7 @@ ipoib_tel_conns(const char *cmd, const char *params, struct rte_tel_data *d)
 		const struct ipoib_peer *p = &priv->pt.peers[i];
 		struct rte_tel_data *c;
 
-		if (p->ah == NULL || p->dead)
+		if (!ipoib_peer_live(p))
 			continue;
 		c = ipoib_tel_peer(p, now);
 		if (c == NULL)

@@ -184,6 +184,9 @@ ipoib_dev_start(struct rte_eth_dev *dev)
 	ret = ipoib_start_queues(dev, priv);
 	if (ret < 0)
 		return ret;
+	/* before the control thread, which reads and updates it */
+	priv->ops->query_port(priv->hca, &priv->attr);
+	priv->port_active = priv->attr.active;
 	ret = ipoib_ctrl_start(priv);
 	if (ret < 0)
 		goto fail_queues;
@@ -194,9 +197,8 @@ ipoib_dev_start(struct rte_eth_dev *dev)
 		dev->data->rx_queue_state[q] = RTE_ETH_QUEUE_STATE_STARTED;
 	for (q = 0; q < dev->data->nb_tx_queues; q++)
 		dev->data->tx_queue_state[q] = RTE_ETH_QUEUE_STATE_STARTED;
-	priv->ops->query_port(priv->hca, &priv->attr);
-	priv->port_active = priv->attr.active;
-	priv->started = true;
+	/* the control thread reads it (link status) */
+	__atomic_store_n(&priv->started, true, __ATOMIC_RELEASE);
 	ipoib_link_report(priv, false);
 	IPOIB_LOG(INFO, "port %u started: %s receive, MTU %u, %u rx / %u tx "
 		  "queues, max_conns %u", dev->data->port_id,
@@ -218,7 +220,7 @@ ipoib_dev_stop(struct rte_eth_dev *dev)
 
 	if (!priv->started)
 		return 0;
-	priv->started = false;
+	__atomic_store_n(&priv->started, false, __ATOMIC_RELEASE);
 	ipoib_link_report(priv, false);
 	ipoib_set_stopped_bursts(dev);
 	/* no burst runs any more: nothing holds peers or connections */

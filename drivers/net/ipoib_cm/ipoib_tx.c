@@ -82,7 +82,8 @@ ipoib_tx_peer(struct ipoib_txq *txq, const struct rte_ether_addr *dst)
 {
 	struct ipoib_peer *peer = txq->last_peer;
 
-	if (likely(peer != NULL && !peer->dead &&
+	if (likely(peer != NULL &&
+		   !__atomic_load_n(&peer->dead, __ATOMIC_RELAXED) &&
 		   rte_is_same_ether_addr(&peer->mac, dst)))
 		return peer;
 	peer = ipoib_peer_by_mac(txq->priv, dst);
@@ -365,7 +366,8 @@ ipoib_tx_route(struct ipoib_txq *txq, struct rte_mbuf *m,
 			rt->rc = true;
 			rt->mtu = (uint16_t)RTE_MIN(peer->tx_mtu - IPOIB_HDR_LEN,
 						    (uint32_t)UINT16_MAX);
-		} else if (unlikely(peer->state == IPOIB_PEER_NEW)) {
+		} else if (unlikely(__atomic_load_n(&peer->state,
+				    __ATOMIC_RELAXED) == IPOIB_PEER_NEW)) {
 			ipoib_conn_request(priv, peer);
 		}
 	}

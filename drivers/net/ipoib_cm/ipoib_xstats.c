@@ -192,7 +192,7 @@ ipoib_gauges(struct ipoib_priv *priv, struct ipoib_gauges *g)
 	for (i = 0; i < priv->pt.nr_max; i++) {
 		const struct ipoib_peer *p = &priv->pt.peers[i];
 
-		if (p->ah == NULL || p->dead)
+		if (!ipoib_peer_live(p))
 			continue;
 		g->peers++;
 		switch (__atomic_load_n(&p->state, __ATOMIC_RELAXED)) {

@@ -204,7 +204,8 @@ shm_seg_create(struct shm_fabric *f, size_t len)
 		shm_unlink(name);
 		return -ENOMEM;
 	}
-	f->nr_segs++;
+	/* shm_arena_own() reads it without the lock: the segment first */
+	__atomic_store_n(&f->nr_segs, f->nr_segs + 1, __ATOMIC_RELEASE);
 	/* the janitor unlinks segments 0..nr_segs-1 of a dead process */
 	shm_store(&f->hdr->procs[f->proc].nr_segs, f->nr_segs);
 	return 0;
@@ -327,7 +328,7 @@ shm_arena_own(struct shm_fabric *f, uint32_t lkey, uint64_t addr,
 {
 	const struct shm_seg *sg;
 
-	if (lkey >= f->nr_segs)
+	if (lkey >= __atomic_load_n(&f->nr_segs, __ATOMIC_ACQUIRE))
 		return false;
 	sg = &f->segs[lkey];
 	if (addr < (uintptr_t)sg->base ||
@@ -522,11 +523,13 @@ shm_hdr_linked(const struct shm_fabric *f)
 static void
 shm_check_linked(struct shm_fabric *f)
 {
+	/* another thread may be adding a segment: see shm_seg_create() */
+	uint32_t n = __atomic_load_n(&f->nr_segs, __ATOMIC_ACQUIRE);
 	struct stat st;
 	uint32_t i;
 	bool gone = !shm_hdr_linked(f);
 
-	for (i = 0; i < f->nr_segs && !gone; i++)
+	for (i = 0; i < n && !gone; i++)
 		gone = fstat(f->segs[i].fd, &st) < 0 || st.st_nlink == 0;
 	if (!gone || __atomic_exchange_n(&f->lost, true, __ATOMIC_ACQ_REL))
 		return;
@@ -841,11 +844,14 @@ shm_janitor(struct shm_fabric *f)
 {
 	struct shm_hdr *h = f->hdr;
 	uint64_t now = shm_now_ns();
+	uint64_t due = __atomic_load_n(&f->next_janitor_ns, __ATOMIC_RELAXED);
 	uint32_t i;
 
-	if (now < f->next_janitor_ns)
+	/* every port's control thread calls it: one of them claims the run */
+	if (now < due || !__atomic_compare_exchange_n(&f->next_janitor_ns,
+			&due, now + SHM_JANITOR_PERIOD_MS * 1000000ULL, false,
+			__ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		return;
-	f->next_janitor_ns = now + SHM_JANITOR_PERIOD_MS * 1000000ULL;
 	shm_check_linked(f);
 	for (i = 0; i < SHM_MAX_PROCS; i++) {
 		struct shm_proc_ent *pe = &h->procs[i];
@@ -950,7 +956,9 @@ shm_port_alloc(struct shm_fabric *f, const struct shm_port_conf *conf,
 	if (free_idx == SHM_MAX_PORTS)
 		return -ENOSPC;
 	i = free_idx;
-	memset(&h->ports[i], 0, sizeof(h->ports[i]));
+	/* state (FREE) is read without the lock: shm_port_open() sets it */
+	memset((uint8_t *)&h->ports[i] + sizeof(h->ports[i].state), 0,
+	       sizeof(h->ports[i]) - sizeof(h->ports[i].state));
 	h->ports[i].proc = f->proc;
 	h->ports[i].proc_gen = f->gen;
 	h->ports[i].lid = (uint16_t)(i + 1);	/* LIDs 1..16384: unicast */
@@ -1168,7 +1176,7 @@ shm_port_counters(const struct shm_port *p, struct shm_port_counters *c)
 	c->len_errs = shm_load_relaxed(&e->cnt_len_errs);
 	c->fault_drops = shm_load_relaxed(&e->cnt_fault_drops);
 	c->cm_drops = shm_load_relaxed(&e->cnt_cm_drops);
-	c->cm_retries = p->cm_retries;
+	c->cm_retries = shm_load_relaxed(&p->cm_retries);
 	c->rnr_naks = shm_load_relaxed(&e->cnt_rnr_naks);
 	c->link_down_drops = shm_load_relaxed(&e->cnt_link_down_drops);
 }

@@ -767,7 +767,7 @@ shm_qp_connect(struct shm_qp *qp, uint32_t remote_qpn, uint8_t rnr_retry,
 	qp->peer = peer;
 	qp->peer_qpn = remote_qpn;
 	qp->rnr_retry = rnr_retry;
-	qp->ent->remote_qpn = remote_qpn;
+	shm_store_relaxed(&qp->ent->remote_qpn, remote_qpn);
 	if (first && shm_lock(f) == 0) {
 		qp->port->ent->nr_rc_conn++;
 		shm_unlock(f);
