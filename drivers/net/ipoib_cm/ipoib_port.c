@@ -197,8 +197,9 @@ ipoib_port_open(struct ipoib_priv *priv, const char *name)
 
 	priv->ops = ipoib_transport_ops(priv->cfg.transport);
 	if (priv->ops == NULL) {
-		IPOIB_LOG(ERR, "%s: devarg transport=verbs is not implemented "
-			  "yet: accepted value is shm", name);
+		IPOIB_LOG(ERR, "%s: devarg transport=verbs: this build has no "
+			  "verbs transport (libibverbs-dev and librdmacm-dev "
+			  "were not found): accepted value is shm", name);
 		return -ENOTSUP;
 	}
 	rte_spinlock_init(&priv->mcast_lock);

@@ -1,0 +1,1021 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ *
+ * Connection management and multicast of the verbs transport, through
+ * librdmacm, run by the control thread only.
+ *
+ * The driver creates its RC QPs itself (qp_create, in INIT), so librdmacm
+ * is used in its "external QP" mode: rdma_connect()/rdma_accept() carry
+ * the QP number, the QP is moved with rdma_init_qp_attr() attributes, and
+ * the active side finishes with rdma_establish() (the RTU).
+ *
+ * Event mapping: CONNECT_REQUEST -> REQ_RCVD; CONNECT_RESPONSE ->
+ * REP_RCVD; ESTABLISHED (passive) -> ESTABLISHED; REJECTED -> REJ_RCVD
+ * with the event status as the reason; UNREACHABLE, CONNECT_ERROR,
+ * ADDR_ERROR, ROUTE_ERROR -> TIMEOUT; DISCONNECTED -> DREQ_RCVD (a DREP
+ * is sent) or, after our own DREQ, DISCONNECTED.
+ *
+ * Service IDs. rdma_cm binds only service IDs of its IP port spaces
+ * (0x00000000010600pppp and friends), on RoCE and on InfiniBand alike; a
+ * user process cannot listen on the IPoIB service IDs. Each IPoIB service
+ * ID is therefore mapped to an rdma_cm port: the OFED one (0x10...|QPN) to
+ * RDMA_PS_TCP, the RFC 4755 one (0x01...|QPN) to RDMA_PS_IB, both with
+ * port 1024 + (UD QPN mod 64512). A port shared by two UD QPNs of one
+ * host is detected: bind fails on the second; a REP whose private data
+ * names another UD QPN than the one asked for is refused.
+ *   RoCE: addresses are the IPs of the RoCE v2 GIDs (::ffff:a.b.c.d ->
+ *   a.b.c.d), rdma_cm prepends its 36-byte header to the REQ private data
+ *   (56 bytes left, 8 used).
+ *   InfiniBand (AF_IB, untested here): the active side connects to the
+ *   real IPoIB service ID with the raw 8-byte private data, as Linux does
+ *   (byte-compatible); refused with reason 8 (no such service), it tries
+ *   the mapped one, which is where our own ports listen.
+ *
+ * REJ reasons: rdma_reject() always sends reason 28 (consumer defined).
+ * The reason the driver gives travels in the REJ private data as
+ * "IPR" <reason>, and is read back on the other side.
+ *
+ * Multicast: RoCE has no IPoIB MGIDs. Each MGID is mapped to an IPv4
+ * group (IPv4-signature MGIDs: 224.0.0.0 | low 28 bits, broadcast
+ * ffff:ffff -> 239.255.255.255; others 239.254.x.y from a hash of the
+ * MGID), joined with rdma_join_multicast() (IGMP on the netdev), and the
+ * UD QP attached to the group's GID. On InfiniBand the MGID is joined as
+ * it is (AF_IB).
+ */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/ib.h>
+#include <rte_common.h>
+
+#include "ipoib_hca.h"
+#include "ipoib_log.h"
+#include "ipoib_verbs.h"
+#include "ipoib_wire.h"
+
+#define IPOIB_VCM_TIMEOUT_MS	2000	/* address and route resolution */
+#define IPOIB_VCM_BACKLOG	128
+#define IPOIB_VCM_PORT_BASE	1024	/* below: privileged ports */
+#define IPOIB_VCM_PORT_SPAN	64512
+#define IPOIB_VCM_ROCE_RETRY	7	/* transport retries on Ethernet */
+#define IPOIB_VCM_RNR_RETRY	7	/* infinite: receivers push back */
+#define IPOIB_VCM_ROCE_QP_MASK	0xe00000 /* librdmacm: RoCE-only bits */
+#define IPOIB_VCM_BCAST_IPV4	0xefffffffU	/* 239.255.255.255 */
+
+static const uint8_t ipoib_vcm_rej_magic[3] = { 'I', 'P', 'R' };
+
+enum ipoib_vcm_state {
+	VCM_LISTEN,
+	VCM_ADDR_QUERY,		/* active: resolving the address */
+	VCM_ROUTE_QUERY,	/* active: resolving the route */
+	VCM_REQ_SENT,
+	VCM_REP_RCVD,
+	VCM_REQ_RCVD,
+	VCM_REP_SENT,
+	VCM_ESTABLISHED,
+	VCM_DREQ_SENT,
+	VCM_DONE,
+};
+
+struct ipoib_cm_id {
+	struct rdma_cm_id *id;
+	struct ipoib_hca *hca;
+	struct ipoib_cm_id *next, *prev;	/* hca->ids */
+	void *context;
+	struct ipoib_hca_qp *qp;
+	enum ipoib_vcm_state state;
+	bool active;
+	bool mapped;		/* IB: connecting to the rdma_cm service ID */
+	enum rdma_port_space ps;	/* listeners */
+	uint16_t port;
+	uint16_t pend_reason;
+	uint64_t service_id;	/* the IPoIB one */
+	uint8_t remote_gid[IPOIB_GID_LEN];
+	uint32_t remote_qpn;
+	uint8_t retry_count;
+	uint8_t rnr_retry_count;
+	uint8_t responder_resources;
+	uint8_t priv_len;
+	uint8_t priv[IPOIB_CM_PRIV_MAX];
+};
+
+/* ---- addresses ----------------------------------------------------------- */
+
+static int
+ipoib_vcm_sid_map(uint64_t sid, enum rdma_port_space *ps, uint16_t *port)
+{
+	uint64_t kind = sid & ~(uint64_t)IPOIB_QPN_MASK;
+	uint32_t qpn = (uint32_t)(sid & IPOIB_QPN_MASK);
+
+	if (kind == IPOIB_CM_SID_OFED)
+		*ps = RDMA_PS_TCP;
+	else if (kind == IPOIB_CM_SID_RFC)
+		*ps = RDMA_PS_IB;
+	else
+		return -EINVAL;
+	*port = (uint16_t)(IPOIB_VCM_PORT_BASE + qpn % IPOIB_VCM_PORT_SPAN);
+	return 0;
+}
+
+/* The service ID rdma_cm puts on the wire for (ps, port). */
+static uint64_t
+ipoib_vcm_ps_sid(enum rdma_port_space ps, uint16_t port)
+{
+	return (ps == RDMA_PS_TCP ? RDMA_IB_IP_PS_TCP : RDMA_IB_PS_IB) | port;
+}
+
+/*
+ * The socket address of a GID: RoCE v2 IPv4 GIDs as AF_INET, other RoCE
+ * GIDs as AF_INET6; InfiniBand as AF_IB with service ID sid.
+ */
+static struct sockaddr *
+ipoib_vcm_addr(const struct ipoib_hca *hca, const uint8_t *gid, uint16_t port,
+	       uint64_t sid, struct sockaddr_storage *ss)
+{
+	uint32_t v4 = ipoib_verbs_gid_ipv4(gid);
+
+	memset(ss, 0, sizeof(*ss));
+	if (!hca->roce) {
+		struct sockaddr_ib *sib = (struct sockaddr_ib *)ss;
+
+		RTE_BUILD_BUG_ON(sizeof(*sib) > sizeof(*ss));
+		sib->sib_family = AF_IB;
+		sib->sib_pkey = htons(hca->pkey | IPOIB_PKEY_FULL);
+		memcpy(&sib->sib_addr, gid, IPOIB_GID_LEN);
+		sib->sib_sid = htobe64(sid);
+		sib->sib_sid_mask = htobe64(sid != 0 ? UINT64_MAX : 0);
+	} else if (v4 != 0) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(port);
+		sin->sin_addr.s_addr = htonl(v4);
+	} else {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		memcpy(&sin6->sin6_addr, gid, IPOIB_GID_LEN);
+		if (gid[0] == 0xfe && (gid[1] & 0xc0) == 0x80)
+			sin6->sin6_scope_id = hca->ndev_ifindex;
+	}
+	return (struct sockaddr *)ss;
+}
+
+/* The GID of a peer from its socket address. */
+static void
+ipoib_vcm_peer_gid(const struct rdma_cm_id *id, uint8_t *gid)
+{
+	const struct sockaddr *sa = &id->route.addr.dst_addr;
+
+	switch (sa->sa_family) {
+	case AF_INET: {
+		const struct sockaddr_in *sin = (const void *)sa;
+
+		memset(gid, 0, 10);
+		gid[10] = gid[11] = 0xff;
+		memcpy(gid + 12, &sin->sin_addr, 4);
+		break;
+	}
+	case AF_INET6:
+		memcpy(gid, &((const struct sockaddr_in6 *)(const void *)sa)
+		       ->sin6_addr, IPOIB_GID_LEN);
+		break;
+	case AF_IB:
+		memcpy(gid, &((const struct sockaddr_ib *)(const void *)sa)
+		       ->sib_addr, IPOIB_GID_LEN);
+		break;
+	default:
+		memcpy(gid, id->route.addr.addr.ibaddr.dgid.raw,
+		       IPOIB_GID_LEN);
+		break;
+	}
+}
+
+/* ---- ids ----------------------------------------------------------------- */
+
+static struct ipoib_cm_id *
+ipoib_vcm_new(struct ipoib_hca *hca)
+{
+	struct ipoib_cm_id *w = calloc(1, sizeof(*w));
+
+	if (w == NULL)
+		return NULL;
+	w->hca = hca;
+	w->next = hca->ids;
+	if (hca->ids != NULL)
+		hca->ids->prev = w;
+	hca->ids = w;
+	return w;
+}
+
+static void
+ipoib_vcm_free(struct ipoib_cm_id *w)
+{
+	struct ipoib_hca *hca = w->hca;
+	unsigned int i;
+
+	for (i = 0; i < hca->nr_pend; i++)
+		if (hca->pend[i] == w)
+			hca->pend[i] = NULL;
+	if (w->qp != NULL && w->qp->cm == w)
+		w->qp->cm = NULL;
+	if (w->id != NULL && rdma_destroy_id(w->id) != 0)
+		IPOIB_LOG(ERR, "%s: rdma_destroy_id: %s", hca->name,
+			  strerror(errno));
+	if (w->prev != NULL)
+		w->prev->next = w->next;
+	else if (hca->ids == w)
+		hca->ids = w->next;
+	if (w->next != NULL)
+		w->next->prev = w->prev;
+	free(w);
+}
+
+/* An attempt that failed without the fabric saying so: a REJ event. */
+static void
+ipoib_vcm_pend(struct ipoib_cm_id *w, uint16_t reason)
+{
+	struct ipoib_hca *hca = w->hca;
+
+	w->state = VCM_DONE;
+	w->pend_reason = reason;
+	if (hca->nr_pend < IPOIB_VERBS_PEND_MAX)
+		hca->pend[hca->nr_pend++] = w;
+	else
+		IPOIB_LOG(ERR, "%s: CM failure not reported", hca->name);
+}
+
+static void
+ipoib_vcm_fill(const struct ipoib_cm_id *w, struct ipoib_cm_event *ev,
+	       enum ipoib_cm_event_type type)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->type = type;
+	ev->id = (struct ipoib_cm_id *)(uintptr_t)w;
+	ev->context = w->context;
+	ev->service_id = w->service_id;
+	memcpy(ev->remote_gid, w->remote_gid, IPOIB_GID_LEN);
+	ev->remote_qpn = w->remote_qpn;
+	ev->pkey = w->hca->pkey | IPOIB_PKEY_FULL;
+}
+
+static void
+ipoib_vcm_priv(struct ipoib_cm_event *ev, const struct rdma_conn_param *c)
+{
+	ev->priv_len = (uint8_t)RTE_MIN(c->private_data_len,
+					(uint8_t)IPOIB_CM_PRIV_MAX);
+	if (c->private_data == NULL)
+		ev->priv_len = 0;
+	if (ev->priv_len > 0)
+		memcpy(ev->priv, c->private_data, ev->priv_len);
+}
+
+/* Move our QP with the attributes rdma_cm computed for this connection. */
+static int
+ipoib_vcm_qp_move(struct ipoib_cm_id *w, struct ipoib_hca_qp *qp,
+		  enum ibv_qp_state st)
+{
+	struct ibv_qp_attr a;
+	int mask, ret;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = st;
+	if (rdma_init_qp_attr(w->id, &a, &mask) != 0)
+		return -errno;
+	if (!w->hca->roce)
+		mask &= ~IPOIB_VCM_ROCE_QP_MASK;
+	ret = ibv_modify_qp(qp->qp, &a, mask);
+	if (ret != 0) {
+		IPOIB_LOG(ERR, "%s: QP 0x%06x to %s: %s", w->hca->name,
+			  qp->qp->qp_num, st == IBV_QPS_RTR ? "RTR" : "RTS",
+			  strerror(ret));
+		return -ret;
+	}
+	return 0;
+}
+
+/* ---- active side --------------------------------------------------------- */
+
+/* Create the rdma_cm id and resolve the peer's address. */
+static int
+ipoib_vcm_start(struct ipoib_cm_id *w)
+{
+	struct ipoib_hca *hca = w->hca;
+	struct sockaddr_storage src, dst;
+	enum rdma_port_space ps = RDMA_PS_IB;
+	uint64_t sid = w->service_id;
+	uint16_t port = 0;
+	int ret;
+
+	if (hca->roce || w->mapped) {
+		ret = ipoib_vcm_sid_map(w->service_id, &ps, &port);
+		if (ret < 0)
+			return ret;
+		sid = ipoib_vcm_ps_sid(ps, port);
+	}
+	if (rdma_create_id(hca->ch, &w->id, w, ps) != 0)
+		return -errno;
+	if (rdma_resolve_addr(w->id,
+			      ipoib_vcm_addr(hca, hca->gid.raw, 0, 0, &src),
+			      ipoib_vcm_addr(hca, w->remote_gid, port, sid,
+					     &dst),
+			      IPOIB_VCM_TIMEOUT_MS) != 0) {
+		ret = -errno;
+		rdma_destroy_id(w->id);
+		w->id = NULL;
+		return ret;
+	}
+	w->state = VCM_ADDR_QUERY;
+	return 0;
+}
+
+int
+ipoib_verbs_cm_connect(struct ipoib_hca *hca,
+		       const struct ipoib_cm_connect *param,
+		       struct ipoib_cm_id **idp)
+{
+	struct ipoib_cm_id *w;
+	int ret;
+
+	if (param->qp == NULL || param->priv_len > IPOIB_CM_PRIV_MAX ||
+	    (param->priv == NULL && param->priv_len != 0))
+		return -EINVAL;
+	w = ipoib_vcm_new(hca);
+	if (w == NULL)
+		return -ENOMEM;
+	w->active = true;
+	w->context = param->context;
+	w->qp = param->qp;
+	w->service_id = param->service_id;
+	memcpy(w->remote_gid, param->dest.dgid, IPOIB_GID_LEN);
+	/* Ethernet drops frames: one loss must not fail the connection */
+	w->retry_count = hca->roce ? IPOIB_VCM_ROCE_RETRY : param->retry_count;
+	w->rnr_retry_count = param->rnr_retry_count;
+	w->responder_resources = param->responder_resources;
+	w->priv_len = param->priv_len;
+	if (param->priv_len > 0)
+		memcpy(w->priv, param->priv, param->priv_len);
+	ret = ipoib_vcm_start(w);
+	if (ret < 0) {
+		w->qp = NULL;
+		ipoib_vcm_free(w);
+		return ret;
+	}
+	param->qp->cm = w;
+	*idp = w;
+	return 0;
+}
+
+/* Route known: the REQ. */
+static int
+ipoib_vcm_send_req(struct ipoib_cm_id *w)
+{
+	struct rdma_conn_param p = {
+		.private_data = w->priv,
+		.private_data_len = w->priv_len,
+		.responder_resources = w->responder_resources,
+		.initiator_depth = 0,
+		.retry_count = w->retry_count,
+		.rnr_retry_count = w->rnr_retry_count,
+	};
+
+	if (w->qp == NULL)
+		return -EINVAL;
+	p.qp_num = w->qp->qp->qp_num;
+	p.srq = w->qp->qp->srq != NULL;
+	if (rdma_connect(w->id, &p) != 0)
+		return -errno;
+	w->state = VCM_REQ_SENT;
+	return 0;
+}
+
+/* IB: the real service ID is not served there; try rdma_cm's one. */
+static void
+ipoib_vcm_restart(struct ipoib_cm_id *w)
+{
+	rdma_destroy_id(w->id);
+	w->id = NULL;
+	w->mapped = true;
+	if (ipoib_vcm_start(w) < 0)
+		ipoib_vcm_pend(w, IPOIB_REJ_INVALID_SERVICE_ID);
+}
+
+int
+ipoib_verbs_cm_rtu(struct ipoib_cm_id *w)
+{
+	int ret;
+
+	if (w->state != VCM_REP_RCVD || w->qp == NULL)
+		return -EINVAL;
+	ret = ipoib_vcm_qp_move(w, w->qp, IBV_QPS_RTR);
+	if (ret == 0)
+		ret = ipoib_vcm_qp_move(w, w->qp, IBV_QPS_RTS);
+	if (ret < 0)
+		return ret;
+	if (rdma_establish(w->id) != 0)
+		return -errno;
+	w->state = VCM_ESTABLISHED;
+	return 0;
+}
+
+/* ---- passive side -------------------------------------------------------- */
+
+int
+ipoib_verbs_cm_listen(struct ipoib_hca *hca, uint64_t service_id)
+{
+	struct sockaddr_storage ss;
+	enum rdma_port_space ps;
+	struct ipoib_cm_id *w;
+	unsigned int i;
+	uint16_t port;
+	int ret;
+
+	ret = ipoib_vcm_sid_map(service_id, &ps, &port);
+	if (ret < 0)
+		return ret;
+	for (i = 0; i < hca->nr_listen; i++)
+		if (hca->listen[i]->ps == ps && hca->listen[i]->port == port)
+			return -EADDRINUSE;	/* ours already */
+	if (hca->nr_listen == IPOIB_VERBS_LISTEN_MAX)
+		return -ENOSPC;
+	w = calloc(1, sizeof(*w));
+	if (w == NULL)
+		return -ENOMEM;
+	w->hca = hca;
+	w->state = VCM_LISTEN;
+	w->service_id = service_id;
+	w->ps = ps;
+	w->port = port;
+	if (rdma_create_id(hca->ch, &w->id, w, ps) != 0) {
+		ret = -errno;
+		goto fail;
+	}
+	if (rdma_bind_addr(w->id, ipoib_vcm_addr(hca, hca->gid.raw, port,
+						 ipoib_vcm_ps_sid(ps, port),
+						 &ss)) != 0) {
+		ret = -errno;
+		if (ret == -EADDRINUSE) {
+			IPOIB_LOG(ERR, "%s: rdma_cm %s port %u is taken on "
+				  "this host: another UD QPN maps to it (port "
+				  "= 1024 + QPN mod 64512)", hca->name,
+				  ps == RDMA_PS_TCP ? "TCP" : "IB", port);
+			ret = -EADDRNOTAVAIL;
+		}
+		goto fail_id;
+	}
+	if (rdma_listen(w->id, IPOIB_VCM_BACKLOG) != 0) {
+		ret = -errno;
+		goto fail_id;
+	}
+	hca->listen[hca->nr_listen++] = w;
+	IPOIB_LOG(INFO, "%s: service ID 0x%016" PRIx64 " served as rdma_cm "
+		  "%s port %u (service ID 0x%016" PRIx64 ")", hca->name,
+		  service_id, ps == RDMA_PS_TCP ? "TCP" : "IB", port,
+		  ipoib_vcm_ps_sid(ps, port));
+	return 0;
+fail_id:
+	rdma_destroy_id(w->id);
+fail:
+	IPOIB_LOG(ERR, "%s: cannot listen for 0x%016" PRIx64 ": %s", hca->name,
+		  service_id, strerror(-ret));
+	free(w);
+	return ret;
+}
+
+int
+ipoib_verbs_cm_accept(struct ipoib_cm_id *w, struct ipoib_hca_qp *qp,
+		      void *context, const uint8_t *priv, uint8_t priv_len)
+{
+	struct rdma_conn_param p = {
+		.private_data = priv,
+		.private_data_len = priv_len,
+		.responder_resources = 0,
+		.initiator_depth = 0,
+		.retry_count = w->hca->roce ? IPOIB_VCM_ROCE_RETRY : 0,
+		.rnr_retry_count = IPOIB_VCM_RNR_RETRY,
+	};
+	int ret;
+
+	if (w->state != VCM_REQ_RCVD || qp == NULL)
+		return -EINVAL;
+	/* RTR and RTS before the REP, as Linux IPoIB and librdmacm do */
+	ret = ipoib_vcm_qp_move(w, qp, IBV_QPS_RTR);
+	if (ret == 0)
+		ret = ipoib_vcm_qp_move(w, qp, IBV_QPS_RTS);
+	if (ret < 0)
+		return ret;
+	p.qp_num = qp->qp->qp_num;
+	p.srq = qp->qp->srq != NULL;
+	if (rdma_accept(w->id, &p) != 0)
+		return -errno;
+	w->qp = qp;
+	w->context = context;
+	qp->cm = w;
+	w->state = VCM_REP_SENT;
+	return 0;
+}
+
+int
+ipoib_verbs_cm_reject(struct ipoib_cm_id *w, uint16_t reason,
+		      const uint8_t *priv, uint8_t priv_len)
+{
+	uint8_t buf[sizeof(ipoib_vcm_rej_magic) + 1];
+
+	if (priv_len == 0 && reason != IPOIB_REJ_CONSUMER) {
+		memcpy(buf, ipoib_vcm_rej_magic, sizeof(ipoib_vcm_rej_magic));
+		buf[sizeof(ipoib_vcm_rej_magic)] = (uint8_t)reason;
+		priv = buf;
+		priv_len = sizeof(buf);
+	}
+	if (rdma_reject(w->id, priv, priv_len) != 0)
+		return -errno;
+	w->state = VCM_DONE;
+	return 0;
+}
+
+int
+ipoib_verbs_cm_disconnect(struct ipoib_cm_id *w)
+{
+	if (w->state != VCM_ESTABLISHED && w->state != VCM_REP_SENT)
+		return -EINVAL;
+	if (rdma_disconnect(w->id) != 0)
+		return -errno;
+	w->state = VCM_DREQ_SENT;
+	return 0;
+}
+
+void
+ipoib_verbs_cm_destroy(struct ipoib_cm_id *w)
+{
+	ipoib_vcm_free(w);
+}
+
+void
+ipoib_verbs_cm_comm_est(struct ipoib_hca_qp *qp)
+{
+	if (qp != NULL && qp->cm != NULL && qp->cm->id != NULL)
+		rdma_notify(qp->cm->id, IBV_EVENT_COMM_EST);
+}
+
+void
+ipoib_verbs_cm_qp_gone(struct ipoib_hca_qp *qp)
+{
+	struct ipoib_hca *hca = qp->hca;
+	unsigned int i;
+
+	if (qp->cm != NULL) {
+		qp->cm->qp = NULL;
+		qp->cm = NULL;
+	}
+	if (qp->type != IPOIB_QPT_UD)
+		return;
+	for (i = 0; i < hca->nr_mcast; i++)
+		if (hca->mcast[i].attached)
+			ipoib_verbs_mcast_detach(qp, hca->mcast[i].mgid);
+}
+
+/* ---- events -------------------------------------------------------------- */
+
+static bool
+ipoib_vcm_req(struct ipoib_hca *hca, struct rdma_cm_event *e,
+	      struct ipoib_cm_event *ev)
+{
+	struct ipoib_cm_id *l = e->listen_id != NULL ?
+				e->listen_id->context : NULL;
+	struct ipoib_cm_id *w = l != NULL ? ipoib_vcm_new(hca) : NULL;
+
+	if (w == NULL) {
+		rdma_reject(e->id, NULL, 0);
+		rdma_destroy_id(e->id);
+		return false;
+	}
+	w->id = e->id;
+	w->state = VCM_REQ_RCVD;
+	w->service_id = l->service_id;
+	e->id->context = w;
+	ipoib_vcm_peer_gid(e->id, w->remote_gid);
+	w->remote_qpn = e->param.conn.qp_num;
+	ipoib_vcm_fill(w, ev, IPOIB_CM_REQ_RCVD);
+	ipoib_vcm_priv(ev, &e->param.conn);
+	return true;
+}
+
+static bool
+ipoib_vcm_rep(struct ipoib_cm_id *w, struct rdma_cm_event *e,
+	      struct ipoib_cm_event *ev)
+{
+	uint32_t want = (uint32_t)(w->service_id & IPOIB_QPN_MASK), got;
+
+	if (w->state != VCM_REQ_SENT)
+		return false;
+	w->remote_qpn = e->param.conn.qp_num;
+	ipoib_vcm_fill(w, ev, IPOIB_CM_REP_RCVD);
+	ipoib_vcm_priv(ev, &e->param.conn);
+	w->state = VCM_REP_RCVD;
+	if (ev->priv_len < 4 || !(w->hca->roce || w->mapped))
+		return true;
+	/* a mapped port names a UD QPN modulo 64512: check it is the one */
+	got = ((uint32_t)ev->priv[1] << 16 | (uint32_t)ev->priv[2] << 8 |
+	       ev->priv[3]);
+	if (got == want)
+		return true;
+	IPOIB_LOG(WARNING, "%s: REP from UD QPN 0x%06x for 0x%06x (rdma_cm "
+		  "port shared): refused", w->hca->name, got, want);
+	rdma_reject(w->id, NULL, 0);
+	w->state = VCM_DONE;
+	ipoib_vcm_fill(w, ev, IPOIB_CM_REJ_RCVD);
+	ev->reason = IPOIB_REJ_INVALID_SERVICE_ID;
+	return true;
+}
+
+static bool
+ipoib_vcm_rej(struct ipoib_cm_id *w, struct rdma_cm_event *e,
+	      struct ipoib_cm_event *ev, struct ipoib_cm_id **restart)
+{
+	uint16_t reason = e->status > 0 ? (uint16_t)e->status :
+			  IPOIB_REJ_TIMEOUT;
+
+	if (w->state != VCM_REQ_SENT && w->state != VCM_REP_SENT &&
+	    w->state != VCM_REP_RCVD)
+		return false;
+	ipoib_vcm_fill(w, ev, IPOIB_CM_REJ_RCVD);
+	ipoib_vcm_priv(ev, &e->param.conn);
+	if (reason == IPOIB_REJ_CONSUMER &&
+	    ev->priv_len >= sizeof(ipoib_vcm_rej_magic) + 1 &&
+	    memcmp(ev->priv, ipoib_vcm_rej_magic,
+		   sizeof(ipoib_vcm_rej_magic)) == 0) {
+		reason = ev->priv[sizeof(ipoib_vcm_rej_magic)];
+		ev->priv_len = 0;
+	}
+	ev->reason = reason;
+	if (!w->hca->roce && w->active && !w->mapped &&
+	    reason == IPOIB_REJ_INVALID_SERVICE_ID) {
+		*restart = w;	/* once the event is acknowledged */
+		return false;
+	}
+	w->state = VCM_DONE;
+	return true;
+}
+
+static bool
+ipoib_vcm_event(struct ipoib_hca *hca, struct rdma_cm_event *e,
+		struct ipoib_cm_event *ev, struct ipoib_cm_id **restart)
+{
+	struct ipoib_cm_id *w = e->id->context;
+
+	if (e->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+		return ipoib_vcm_req(hca, e, ev);
+	if (w == NULL || w->state == VCM_LISTEN) {
+		if (e->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
+			IPOIB_LOG(ERR, "%s: device removed", hca->name);
+		return false;
+	}
+	switch (e->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		if (w->state != VCM_ADDR_QUERY)
+			return false;
+		if (rdma_resolve_route(w->id, IPOIB_VCM_TIMEOUT_MS) == 0) {
+			w->state = VCM_ROUTE_QUERY;
+			return false;
+		}
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		if (w->state != VCM_ROUTE_QUERY)
+			return false;
+		if (ipoib_vcm_send_req(w) == 0)
+			return false;
+		break;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		break;
+	case RDMA_CM_EVENT_CONNECT_RESPONSE:
+		return ipoib_vcm_rep(w, e, ev);
+	case RDMA_CM_EVENT_ESTABLISHED:
+		if (w->state != VCM_REP_SENT)
+			return false;	/* active: cm_rtu() said so */
+		w->state = VCM_ESTABLISHED;
+		ipoib_vcm_fill(w, ev, IPOIB_CM_ESTABLISHED);
+		return true;
+	case RDMA_CM_EVENT_REJECTED:
+		return ipoib_vcm_rej(w, e, ev, restart);
+	case RDMA_CM_EVENT_DISCONNECTED:
+		if (w->state == VCM_DREQ_SENT) {
+			w->state = VCM_DONE;
+			ipoib_vcm_fill(w, ev, IPOIB_CM_DISCONNECTED);
+			return true;
+		}
+		if (w->state == VCM_DONE)
+			return false;
+		rdma_disconnect(w->id);		/* the DREP */
+		w->state = VCM_DONE;
+		ipoib_vcm_fill(w, ev, IPOIB_CM_DREQ_RCVD);
+		return true;
+	default:	/* TIMEWAIT_EXIT, ADDR_CHANGE, multicast */
+		return false;
+	}
+	/* the attempt failed before or without an answer */
+	if (w->state == VCM_DONE)
+		return false;
+	IPOIB_LOG(DEBUG, "%s: %s (%d) for service ID 0x%016" PRIx64,
+		  hca->name, rdma_event_str(e->event), e->status,
+		  w->service_id);
+	w->state = VCM_DONE;
+	ipoib_vcm_fill(w, ev, IPOIB_CM_TIMEOUT);
+	ev->reason = IPOIB_REJ_TIMEOUT;
+	return true;
+}
+
+int
+ipoib_verbs_cm_poll(struct ipoib_hca *hca, struct ipoib_cm_event *ev, int n)
+{
+	struct rdma_cm_event *e;
+	int k = 0;
+
+	while (k < n && hca->nr_pend > 0) {
+		struct ipoib_cm_id *w = hca->pend[--hca->nr_pend];
+
+		if (w == NULL)
+			continue;
+		ipoib_vcm_fill(w, &ev[k], IPOIB_CM_REJ_RCVD);
+		ev[k++].reason = w->pend_reason;
+	}
+	while (k < n) {
+		struct ipoib_cm_id *restart = NULL;
+
+		if (rdma_get_cm_event(hca->ch, &e) != 0) {
+			if (errno != EAGAIN)
+				IPOIB_LOG_RATELIMIT(ERR, "%s: rdma_get_cm_"
+						    "event: %s", hca->name,
+						    strerror(errno));
+			break;
+		}
+		if (ipoib_vcm_event(hca, e, &ev[k], &restart))
+			k++;
+		/* private data is copied: the event can go */
+		rdma_ack_cm_event(e);
+		if (restart != NULL)
+			ipoib_vcm_restart(restart);
+	}
+	return k;
+}
+
+int
+ipoib_verbs_cm_open(struct ipoib_hca *hca)
+{
+	int fl;
+
+	hca->ch = rdma_create_event_channel();
+	if (hca->ch == NULL) {
+		IPOIB_LOG(ERR, "%s: no rdma_cm event channel (is rdma_ucm "
+			  "loaded?): %s", hca->dev_name, strerror(errno));
+		return -(errno ? errno : ENODEV);
+	}
+	fl = fcntl(hca->ch->fd, F_GETFL);
+	if (fl < 0 || fcntl(hca->ch->fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+		rdma_destroy_event_channel(hca->ch);
+		hca->ch = NULL;
+		return -errno;
+	}
+	return 0;
+}
+
+void
+ipoib_verbs_cm_close(struct ipoib_hca *hca)
+{
+	unsigned int i;
+
+	while (hca->ids != NULL)
+		ipoib_vcm_free(hca->ids);
+	for (i = 0; i < hca->nr_listen; i++) {
+		rdma_destroy_id(hca->listen[i]->id);
+		free(hca->listen[i]);
+	}
+	hca->nr_listen = 0;
+	for (i = 0; i < hca->nr_mcast; i++)
+		if (hca->mcast[i].id != NULL)
+			rdma_destroy_id(hca->mcast[i].id);
+	hca->nr_mcast = 0;
+	if (hca->ch != NULL)
+		rdma_destroy_event_channel(hca->ch);
+	hca->ch = NULL;
+}
+
+/* ---- multicast ----------------------------------------------------------- */
+
+/* The IPv4 group (host order) that stands for an IPoIB MGID on RoCE. */
+static uint32_t
+ipoib_vcm_mgid_ipv4(const uint8_t *mgid)
+{
+	uint32_t low = (uint32_t)mgid[12] << 24 | (uint32_t)mgid[13] << 16 |
+		       (uint32_t)mgid[14] << 8 | mgid[15];
+	uint32_t h = 0;
+	unsigned int i;
+
+	if ((mgid[2] << 8 | mgid[3]) == IPOIB_MGID_SIG_IPV4)
+		return low == UINT32_MAX ? IPOIB_VCM_BCAST_IPV4 :
+		       0xe0000000U | (low & 0x0fffffffU);
+	for (i = 0; i < IPOIB_GID_LEN; i++)
+		h = h * 31 + mgid[i];
+	return 0xeffe0000U | (h & 0xffff);	/* 239.254.x.y */
+}
+
+static struct ipoib_verbs_mcast *
+ipoib_vcm_mcast_find(struct ipoib_hca *hca, const uint8_t *mgid)
+{
+	unsigned int i;
+
+	for (i = 0; i < hca->nr_mcast; i++)
+		if (memcmp(hca->mcast[i].mgid, mgid, IPOIB_GID_LEN) == 0)
+			return &hca->mcast[i];
+	return NULL;
+}
+
+const struct ipoib_verbs_mcast *
+ipoib_verbs_mcast_by_ipv4(const struct ipoib_hca *hca, uint32_t ipv4)
+{
+	unsigned int n = __atomic_load_n(&hca->nr_mcast, __ATOMIC_ACQUIRE), i;
+
+	for (i = 0; i < n; i++)
+		if (hca->mcast[i].ipv4 == ipv4)
+			return &hca->mcast[i];
+	return NULL;
+}
+
+/* Join with a synchronous rdma_cm id of its own: at probe time. */
+static int
+ipoib_vcm_join(struct ipoib_hca *hca, struct ipoib_verbs_mcast *mc)
+{
+	struct sockaddr_storage src, grp;
+	struct rdma_cm_event *e;
+	struct rdma_cm_id *id;
+	int ret;
+
+	memset(&grp, 0, sizeof(grp));
+	if (hca->roce) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&grp;
+
+		if (ipoib_verbs_gid_ipv4(hca->gid.raw) == 0) {
+			IPOIB_LOG(ERR, "%s: multicast needs a RoCE v2 IPv4 GID "
+				  "(gid_index)", hca->name);
+			return -ENOTSUP;
+		}
+		mc->ipv4 = ipoib_vcm_mgid_ipv4(mc->mgid);
+		sin->sin_family = AF_INET;
+		sin->sin_addr.s_addr = htonl(mc->ipv4);
+	} else {
+		struct sockaddr_ib *sib = (struct sockaddr_ib *)&grp;
+
+		sib->sib_family = AF_IB;
+		sib->sib_pkey = htons(hca->pkey | IPOIB_PKEY_FULL);
+		memcpy(&sib->sib_addr, mc->mgid, IPOIB_GID_LEN);
+	}
+	if (rdma_create_id(NULL, &id, NULL, RDMA_PS_UDP) != 0)
+		return -errno;
+	if (rdma_bind_addr(id, ipoib_vcm_addr(hca, hca->gid.raw, 0, 0,
+					      &src)) != 0 ||
+	    rdma_join_multicast(id, (struct sockaddr *)&grp, NULL) != 0) {
+		ret = -errno;
+		rdma_destroy_id(id);
+		return ret;
+	}
+	e = id->event;
+	if (e == NULL || e->event != RDMA_CM_EVENT_MULTICAST_JOIN) {
+		rdma_destroy_id(id);
+		return -EPROTO;
+	}
+	mc->fabric_gid = e->param.ud.ah_attr.grh.dgid;
+	mc->mlid = e->param.ud.ah_attr.dlid;
+	/* acknowledged now, or leaving the group would wait for it */
+	rdma_ack_cm_event(e);
+	id->event = NULL;
+	mc->id = id;
+	return 0;
+}
+
+int
+ipoib_verbs_mcast_attach(struct ipoib_hca_qp *qp, const uint8_t *mgid)
+{
+	struct ipoib_hca *hca = qp->hca;
+	struct ipoib_verbs_mcast *mc = ipoib_vcm_mcast_find(hca, mgid);
+	bool fresh = mc == NULL;
+	int ret;
+
+	if (mc != NULL && mc->attached)
+		return 0;
+	if (fresh) {
+		if (hca->nr_mcast == IPOIB_VERBS_MCAST_MAX)
+			return -ENOSPC;
+		mc = &hca->mcast[hca->nr_mcast];
+		memset(mc, 0, sizeof(*mc));
+		memcpy(mc->mgid, mgid, IPOIB_GID_LEN);
+	}
+	if (mc->id == NULL) {
+		ret = ipoib_vcm_join(hca, mc);
+		if (ret < 0 && !hca->roce) {
+			/* an IPoIB group of other Q_Key, no SA join rights */
+			IPOIB_LOG(WARNING, "%s: multicast join refused (%s): "
+				  "broadcast is not received; peers must be "
+				  "known otherwise", hca->name, strerror(-ret));
+			return 0;
+		}
+		if (ret < 0) {
+			IPOIB_LOG(ERR, "%s: rdma_join_multicast: %s",
+				  hca->name, strerror(-ret));
+			return ret;
+		}
+	}
+	ret = ibv_attach_mcast(qp->qp, &mc->fabric_gid, mc->mlid);
+	if (ret != 0) {
+		IPOIB_LOG(ERR, "%s: ibv_attach_mcast: %s", hca->name,
+			  strerror(ret));
+		return -ret;
+	}
+	mc->attached = true;
+	if (fresh)	/* poll_cq reads the entry once it is counted */
+		__atomic_store_n(&hca->nr_mcast, hca->nr_mcast + 1,
+				 __ATOMIC_RELEASE);
+	if (hca->roce)
+		IPOIB_LOG(INFO, "%s: multicast group joined as IPv4 "
+			  "%u.%u.%u.%u", hca->name, mc->ipv4 >> 24,
+			  (mc->ipv4 >> 16) & 0xff, (mc->ipv4 >> 8) & 0xff,
+			  mc->ipv4 & 0xff);
+	return 0;
+}
+
+int
+ipoib_verbs_mcast_detach(struct ipoib_hca_qp *qp, const uint8_t *mgid)
+{
+	struct ipoib_verbs_mcast *mc = ipoib_vcm_mcast_find(qp->hca, mgid);
+	int ret;
+
+	if (mc == NULL || !mc->attached)
+		return -ENOENT;
+	ret = ibv_detach_mcast(qp->qp, &mc->fabric_gid, mc->mlid);
+	mc->attached = false;
+	return -ret;
+}
+
+int
+ipoib_verbs_mcast_route(struct ipoib_hca *hca, const uint8_t *mgid,
+			union ibv_gid *gid, uint16_t *mlid)
+{
+	const struct ipoib_verbs_mcast *mc = ipoib_vcm_mcast_find(hca, mgid);
+	uint32_t v4;
+
+	if (mc != NULL && mc->id != NULL) {
+		*gid = mc->fabric_gid;
+		*mlid = mc->mlid;
+		return 0;
+	}
+	if (!hca->roce)
+		return -ENOENT;	/* IB: a group not joined has no MLID */
+	/* RoCE: the group's GID is its IPv4 address; no join to send */
+	v4 = ipoib_vcm_mgid_ipv4(mgid);
+	memset(gid->raw, 0, sizeof(gid->raw));
+	gid->raw[10] = gid->raw[11] = 0xff;
+	gid->raw[12] = (uint8_t)(v4 >> 24);
+	gid->raw[13] = (uint8_t)(v4 >> 16);
+	gid->raw[14] = (uint8_t)(v4 >> 8);
+	gid->raw[15] = (uint8_t)v4;
+	*mlid = 0;
+	return 0;
+}
+
+/* IB (untested): the LID of a GID, from the SA through rdma_cm. */
+int
+ipoib_verbs_path_lid(struct ipoib_hca *hca, const uint8_t *dgid,
+		     uint16_t *dlid, uint8_t *sl)
+{
+	struct sockaddr_storage src, dst;
+	struct rdma_cm_id *id;
+	int ret = 0;
+
+	if (rdma_create_id(NULL, &id, NULL, RDMA_PS_IB) != 0)
+		return -errno;
+	ipoib_vcm_addr(hca, hca->gid.raw, 0, 0, &src);
+	ipoib_vcm_addr(hca, dgid, 0, ipoib_vcm_ps_sid(RDMA_PS_IB, 1), &dst);
+	if (rdma_resolve_addr(id, (struct sockaddr *)&src,
+			      (struct sockaddr *)&dst,
+			      IPOIB_VCM_TIMEOUT_MS) != 0 ||
+	    rdma_resolve_route(id, IPOIB_VCM_TIMEOUT_MS) != 0)
+		ret = -errno;
+	else if (id->route.num_paths < 1)
+		ret = -EHOSTUNREACH;
+	if (ret == 0) {
+		*dlid = be16toh(id->route.path_rec[0].dlid);
+		*sl = id->route.path_rec[0].sl;
+	}
+	rdma_destroy_id(id);
+	return ret;
+}
