@@ -9,7 +9,10 @@ set -eu
 [ "$(id -u)" -eq 0 ] || { echo "setup.sh: run as root" >&2; exit 1; }
 
 packages="dpdk dpdk-dev libdpdk-dev meson ninja-build pkg-config gcc
-python3 python3-pyelftools dpkg-dev xz-utils valgrind tshark"
+python3 python3-pyelftools dpkg-dev xz-utils valgrind tshark
+libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils
+rdmacm-utils qemu-system-x86 busybox-static kmod iproute2
+clang libclang-rt-14-dev"
 
 src=/etc/apt/sources.list.d/net-ipoibcm-deb-src.sources
 if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ &&
@@ -40,3 +43,9 @@ if [ -n "$missing" ] || [ -n "${stale:-}" ]; then
 		$missing >/dev/null
 fi
 echo "setup.sh: packages ready"
+
+# The soft-RoCE guest of the verbs tests: Debian's kernel (~70 MB), unpacked
+# under ~/.cache/soft-roce-vm, and its initramfs. Without it those tests
+# fail (they never skip); the other suites do not need it.
+"$(dirname "$0")/soft-roce-vm.sh" --prepare ||
+	echo "setup.sh: soft-RoCE guest not prepared: suite verbs will fail" >&2

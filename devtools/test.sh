@@ -2,10 +2,13 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # Set up the machine, build net_ipoibcm twice (release with warnings as
-# errors, and ASan+UBSan), run the whole test suite in both builds and print
-# the total as the last line: "N passed, N failed".
+# errors, and ASan+UBSan), run the whole test suite in both builds, then
+# the unit and fabric suites under ThreadSanitizer (build-tsan) and each
+# libFuzzer harness for a bounded time (devtools/fuzz.sh, build-fuzz), and
+# print the total as the last line: "N passed, N failed".
 #
 # usage: devtools/test.sh [meson test arguments, e.g. a test name]
+#        (with arguments: build and build-asan only, those tests)
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,9 +35,31 @@ build build-asan -Db_sanitize=address,undefined -Dbuildtype=debug \
 	-Db_lundef=false
 
 status=0
+# Each run ends with suite verbs (priority -10): transport=verbs on
+# soft-RoCE, in a QEMU guest per test (devtools/soft-roce-vm.sh, prepared
+# by setup.sh); about 1.5 min per build dir. A guest that does not boot is
+# a failed test, counted in the total like any other. Its output (the
+# device, the counters of each run) is shown even when it passes.
 for dir in build build-asan; do
 	echo "=== meson test in $dir"
 	meson test -C "$dir" --print-errorlogs "$@" || status=1
+	/usr/bin/python3 devtools/verbs-tests.py "$dir" || status=1
 done
-/usr/bin/python3 devtools/test-summary.py build build-asan
+dirs="build build-asan"
+if [ $# -eq 0 ]; then
+	# ThreadSanitizer: the control thread and the datapath meet in the
+	# unit suite (cm_*, dp_*, perf_loopback), the processes and threads
+	# of the fabric in its suite. gcc warns that TSan does not model
+	# atomic_thread_fence (rte_rcu_qsbr.h has one): not an error here.
+	build build-tsan -Db_sanitize=thread -Dbuildtype=debug \
+		-Dc_args=-Wno-tsan
+	echo "=== meson test in build-tsan (suites unit, fabric)"
+	meson test -C build-tsan --suite unit --suite fabric \
+		--timeout-multiplier 0.4 --print-errorlogs || status=1
+	echo "=== devtools/fuzz.sh (build-fuzz)"
+	devtools/fuzz.sh || status=1
+	dirs="$dirs build-tsan build-fuzz"
+fi
+# shellcheck disable=SC2086
+/usr/bin/python3 devtools/test-summary.py $dirs
 exit $status

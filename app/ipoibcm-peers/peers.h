@@ -215,6 +215,12 @@ struct peers {
 
 /* peers_main.c */
 uint64_t peers_now_ns(void);
+/*
+ * The command line into conf (holding the defaults); exits with status 2
+ * and a message on a bad one, 0 after --help.
+ */
+void peers_conf_defaults(struct peers_conf *conf);
+void peers_parse_args(struct peers_conf *conf, int argc, char **argv);
 
 /* peers_hosts.c: the fabric side of the hosts */
 int peers_hosts_open(struct peers *P);

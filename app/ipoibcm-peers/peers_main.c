@@ -361,7 +361,8 @@ peers_parse_option(struct peers_conf *conf, int opt, const char *arg,
 	}
 }
 
-static void
+/* Not static: the option fuzzer (fuzz/fuzz_peers_opts.c) calls it. */
+void
 peers_parse_args(struct peers_conf *conf, int argc, char **argv)
 {
 	const char *ipv4_arg = "10.0.0.100", *guid_arg = NULL;
@@ -516,7 +517,7 @@ peers_run(struct peers *P)
 	}
 }
 
-static void
+void
 peers_conf_defaults(struct peers_conf *conf)
 {
 	static const uint8_t fd00[16] = { 0xfd };

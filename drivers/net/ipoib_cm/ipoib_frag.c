@@ -57,6 +57,14 @@ ipoib_frag_ipv4(struct rte_mbuf *m, uint16_t mtu, struct rte_mbuf **out,
 		return -EBADMSG;
 	if ((ip->fragment_offset & RTE_BE16(RTE_IPV4_HDR_DF_FLAG)) != 0)
 		return -ENOTSUP;
+	/*
+	 * A fragment reaching past 65535 bytes of payload (RFC 791: no
+	 * datagram is larger) is malformed, and cutting it again would wrap
+	 * the 13-bit offsets of the pieces (found by fuzz/fuzz_frag.c).
+	 */
+	if ((rte_be_to_cpu_16(ip->fragment_offset) & RTE_IPV4_HDR_OFFSET_MASK) *
+	    8u + len - hlen > UINT16_MAX)
+		return -EBADMSG;
 	/* librte_ip_frag takes every byte of the chain: drop the padding. */
 	if (rte_pktmbuf_trim(m, m->pkt_len - RTE_ETHER_HDR_LEN - len) != 0)
 		return -EBADMSG;

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ *
+ * fuzz_devargs: arbitrary devargs strings through ipoib_config_parse(), as
+ * EAL hands them to the probe ("key=value,key=value"), then the effective
+ * configuration through ipoib_config_log(). No EAL: kvargs and the log
+ * need none; the log goes to /dev/null at DEBUG so every message of the
+ * refusals is formatted too.
+ *
+ * Input: the devargs string (up to the first NUL).
+ *
+ * Properties: no stray access whatever the string; an accepted string
+ * leaves a configuration inside every documented range (DESIGN.md's
+ * devargs table and ipoib_devargs.h).
+ */
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_log.h>
+
+#include "ipoib_devargs.h"
+
+#define FUZZ_CHECK(cond) do {			\
+	if (!(cond))				\
+		__builtin_trap();		\
+} while (0)
+
+#define MAX_ARGS	4096
+
+static char args[MAX_ARGS + 1];
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	FILE *null = fopen("/dev/null", "w");
+
+	RTE_SET_USED(argc);
+	RTE_SET_USED(argv);
+	if (null != NULL)
+		rte_openlog_stream(null);
+	rte_log_set_global_level(RTE_LOG_DEBUG);
+	rte_log_set_level_pattern("*", RTE_LOG_DEBUG);
+	return 0;
+}
+
+static bool
+name_ok(const char *s, size_t max, bool dots)
+{
+	size_t n = strnlen(s, max + 1), i;
+
+	if (n == 0 || n > max)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_' &&
+		    s[i] != '-' && !(dots && s[i] == '.'))
+			return false;
+	return true;
+}
+
+static void
+check_config(const struct ipoib_config *c)
+{
+	FUZZ_CHECK(c->transport == IPOIB_TRANSPORT_SHM ||
+		   c->transport == IPOIB_TRANSPORT_VERBS);
+	FUZZ_CHECK(name_ok(c->fabric, IPOIB_FABRIC_NAME_MAX, false));
+	FUZZ_CHECK(c->dev[0] == '\0' ||
+		   name_ok(c->dev, IPOIB_DEV_NAME_MAX, true));
+	FUZZ_CHECK(c->port >= 1);
+	FUZZ_CHECK(c->srq <= IPOIB_SRQ_OFF && c->mode <= IPOIB_MODE_RAW);
+	FUZZ_CHECK(c->max_conns >= 1 && c->max_conns <= 65536);
+	FUZZ_CHECK(c->mem_budget >= (64ULL << 10) &&
+		   c->mem_budget <= (1ULL << 40));
+	FUZZ_CHECK((c->pkey & 0x7fff) != 0);
+	FUZZ_CHECK(c->ib_mtu >= 256 && c->ib_mtu <= 4096 &&
+		   (c->ib_mtu & (c->ib_mtu - 1)) == 0);
+	FUZZ_CHECK(strnlen(c->capture, sizeof(c->capture)) <
+		   sizeof(c->capture));
+	FUZZ_CHECK(c->reap_idle <= 604800);
+	FUZZ_CHECK(c->retry_min >= 1 && c->retry_min <= c->retry_max &&
+		   c->retry_max <= 3600000);
+	FUZZ_CHECK(c->shm_max_qp <= 65536 && c->shm_max_srq_wr <= (1 << 20) &&
+		   c->shm_max_cqe <= (1 << 24));
+	FUZZ_CHECK(c->fault_drop_ppm <= 1000000 &&
+		   c->fault_cm_delay_ms <= 60000);
+	FUZZ_CHECK(c->fault_rej_after >= -1 && c->fault_rej_after <= 65536);
+	/* bits 1..6: REQ .. DREP */
+	FUZZ_CHECK((c->fault_cm_drop_mask & ~0x7eu) == 0);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct ipoib_config cfg;
+	int ret;
+
+	if (size > MAX_ARGS)
+		return -1;
+	memcpy(args, data, size);
+	args[size] = '\0';
+	ipoib_config_defaults(&cfg);
+	ret = ipoib_config_parse(&cfg, "net_ipoibcm0", args);
+	if (ret == 0) {
+		check_config(&cfg);
+		ipoib_config_log(&cfg, "net_ipoibcm0");
+	} else {
+		FUZZ_CHECK(ret == -EINVAL);
+	}
+	return 0;
+}
