@@ -41,7 +41,18 @@ def plugin_path(build):
     dst = os.path.join(cache, key)
     os.makedirs(dst, mode=0o700, exist_ok=True)
     dst = os.path.join(dst, os.path.basename(built))
-    shutil.copy2(built, dst)
+    src = os.stat(built)
+    try:
+        old = os.stat(dst)
+        if (old.st_size, old.st_mtime_ns) == (src.st_size, src.st_mtime_ns):
+            return dst
+    except FileNotFoundError:
+        pass
+    # a new file renamed over the old one: processes that loaded the old
+    # copy keep it (writing into it would crash them)
+    tmp = "%s.%d" % (dst, os.getpid())
+    shutil.copy2(built, tmp)
+    os.replace(tmp, dst)
     return dst
 
 

@@ -321,29 +321,6 @@ link_is(uint16_t port, uint16_t status)
 	return false;
 }
 
-/* Send n frames from port a to port b, retrying what is pushed back. */
-static int
-send_n(struct test_net *net, unsigned int a, unsigned int b, unsigned int n)
-{
-	uint64_t deadline = test_now_ms() + TIMEOUT_MS;
-	unsigned int i;
-
-	for (i = 0; i < n; i++) {
-		struct rte_mbuf *m = test_udp_frame(&net->mac[a],
-						    &net->mac[b], 200, i,
-						    false);
-
-		TEST_ASSERT(m != NULL, "frame");
-		while (rte_eth_tx_burst(net->port[a], 0, &m, 1) == 0) {
-			if (test_now_ms() > deadline) {
-				rte_pktmbuf_free(m);
-				TEST_ASSERT(false, "frame %u never taken", i);
-			}
-		}
-	}
-	return 0;
-}
-
 /*
  * A's port goes down: link down with an LSC event, its connections
  * closed, what it sends dropped and counted. Up again: link up, served,
@@ -381,13 +358,13 @@ test_fault_port_down(void)
 				    TIMEOUT_MS), "A's connection closed");
 	TEST_ASSERT(test_wait_xstat(net.port[0], "conns_rx", 0, TIMEOUT_MS),
 		    "B's connection to A closed on A's side");
-	TEST_RUN(send_n(&net, 0, 1, 10));
+	TEST_RUN(test_send_frames(net.port[0], &net.mac[0], &net.mac[1], 10));
 	TEST_ASSERT(test_xstat(net.port[0], "hca_link_down_drops") >= 10,
 		    "what A sent while down was dropped and counted");
 	TEST_ASSERT_EQ(test_rx_until(net.port[1], rx, 1, 200), 0,
 		       "B received nothing");
 	/* B's connection to A fails at its next send */
-	TEST_RUN(send_n(&net, 1, 0, 10));
+	TEST_RUN(test_send_frames(net.port[1], &net.mac[1], &net.mac[0], 10));
 	TEST_ASSERT(test_wait_xstat(net.port[1], "conns_tx_connected", 0,
 				    TIMEOUT_MS), "B's connection failed");
 	TEST_RUN(check_conn_memory(net.port[0]));
@@ -489,7 +466,7 @@ test_fault_fabric_removed(void)
 		TEST_ASSERT(link_is(net.port[i], RTE_ETH_LINK_DOWN),
 			    "port %u: link down", i);
 	/* the datapath goes on safely on what is still mapped */
-	TEST_RUN(send_n(&net, 0, 1, 10));
+	TEST_RUN(test_send_frames(net.port[0], &net.mac[0], &net.mac[1], 10));
 
 	for (i = 0; i <= 1; i++) {
 		TEST_ASSERT_EQ(rte_eth_dev_reset(net.port[i]), 0, "reset %u",

@@ -32,28 +32,6 @@ static const struct rte_ether_addr bcast = {
 	.addr_bytes = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
 };
 
-/* Send n frames from port to dst, retrying what is pushed back. */
-static int
-send_frames(uint16_t port, const struct rte_ether_addr *src,
-	    const struct rte_ether_addr *dst, unsigned int n)
-{
-	uint64_t deadline = test_now_ms() + TIMEOUT_MS;
-	unsigned int i;
-
-	for (i = 0; i < n; i++) {
-		struct rte_mbuf *m = test_udp_frame(src, dst, 200, i, false);
-
-		TEST_ASSERT(m != NULL, "frame");
-		while (rte_eth_tx_burst(port, 0, &m, 1) == 0) {
-			if (test_now_ms() > deadline) {
-				rte_pktmbuf_free(m);
-				TEST_ASSERT(false, "frame %u never taken", i);
-			}
-		}
-	}
-	return 0;
-}
-
 /* Receive what arrives at port within ms; the count. */
 static unsigned int
 drain(uint16_t port, uint64_t ms)
@@ -105,15 +83,15 @@ test_iso_pkey(void)
 	TEST_RUN(iso_port_open(&a, "net_ipoibcm_isoa", fab, 0xa, ",pkey=0x8001"));
 	TEST_RUN(iso_port_open(&b, "net_ipoibcm_isob", fab, 0xb, ",pkey=0x8002"));
 	TEST_RUN(iso_port_open(&c, "net_ipoibcm_isoc", fab, 0xc, ",pkey=0x8001"));
-	TEST_RUN(send_frames(a.port, &a.mac, &c.mac, 20));
-	TEST_RUN(send_frames(a.port, &a.mac, &bcast, 5));
-	TEST_RUN(send_frames(a.port, &a.mac, &b.mac, 20));
+	TEST_RUN(test_send_frames(a.port, &a.mac, &c.mac, 20));
+	TEST_RUN(test_send_frames(a.port, &a.mac, &bcast, 5));
+	TEST_RUN(test_send_frames(a.port, &a.mac, &b.mac, 20));
 	got = drain(c.port, QUIET_MS);
 	TEST_ASSERT_EQ(got, 25, "C, in A's partition, got A's frames");
 	TEST_ASSERT_EQ(drain(b.port, QUIET_MS), 0, "B got nothing of A's");
 	TEST_ASSERT_EQ(test_xstat(a.port, "tx_drop_no_neigh"), 20,
 		       "B cannot be resolved from A's partition");
-	TEST_RUN(send_frames(b.port, &b.mac, &bcast, 5));
+	TEST_RUN(test_send_frames(b.port, &b.mac, &bcast, 5));
 	TEST_ASSERT_EQ(drain(a.port, QUIET_MS) + drain(c.port, 1), 0,
 		       "B's broadcasts reach no one of 0x8001");
 	test_port_destroy(c.name);
@@ -279,13 +257,13 @@ test_iso_fabric(void)
 	TEST_RUN(iso_port_open(&x0, "net_ipoibcm_isox0", fx, 0x10, ""));
 	TEST_RUN(iso_port_open(&x1, "net_ipoibcm_isox1", fx, 0x11, ""));
 	TEST_RUN(iso_port_open(&y1, "net_ipoibcm_isoy1", fy, 0x11, ""));
-	TEST_RUN(send_frames(y1.port, &y1.mac, &bcast, 5));
-	TEST_RUN(send_frames(y1.port, &y1.mac, &x0.mac, 5));
+	TEST_RUN(test_send_frames(y1.port, &y1.mac, &bcast, 5));
+	TEST_RUN(test_send_frames(y1.port, &y1.mac, &x0.mac, 5));
 	TEST_ASSERT_EQ(drain(x0.port, QUIET_MS) + drain(x1.port, 1), 0,
 		       "nothing from fabric y on fabric x");
 	TEST_ASSERT_EQ(test_xstat(y1.port, "tx_drop_no_neigh"), 5,
 		       "x0 cannot be resolved from y");
-	TEST_RUN(send_frames(x1.port, &x1.mac, &x0.mac, 5));
+	TEST_RUN(test_send_frames(x1.port, &x1.mac, &x0.mac, 5));
 	TEST_ASSERT_EQ(drain(x0.port, QUIET_MS), 5, "x1 reaches x0");
 	test_port_destroy(y1.name);
 	test_port_destroy(x1.name);

@@ -156,6 +156,28 @@ fail:
 	return NULL;
 }
 
+/* Send n 200-byte frames, retrying what is pushed back; 0 when all went. */
+int
+test_send_frames(uint16_t port, const struct rte_ether_addr *src,
+		 const struct rte_ether_addr *dst, unsigned int n)
+{
+	uint64_t deadline = test_now_ms() + 10000;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = test_udp_frame(src, dst, 200, i, false);
+
+		TEST_ASSERT(m != NULL, "frame");
+		while (rte_eth_tx_burst(port, 0, &m, 1) == 0) {
+			if (test_now_ms() > deadline) {
+				rte_pktmbuf_free(m);
+				TEST_ASSERT(false, "frame %u never taken", i);
+			}
+		}
+	}
+	return 0;
+}
+
 /* Compare two frames byte by byte, across segments. */
 bool
 test_frames_equal(const struct rte_mbuf *a, const struct rte_mbuf *b)

@@ -24,6 +24,8 @@ void test_port_destroy(const char *name);
 struct rte_mbuf *test_udp_frame(const struct rte_ether_addr *src,
 				const struct rte_ether_addr *dst,
 				uint32_t len, uint32_t seq, bool df);
+int test_send_frames(uint16_t port, const struct rte_ether_addr *src,
+		     const struct rte_ether_addr *dst, unsigned int n);
 bool test_frames_equal(const struct rte_mbuf *a, const struct rte_mbuf *b);
 uint16_t test_rx_until(uint16_t port, struct rte_mbuf **pkts, uint16_t n,
 		       uint64_t timeout_ms);

@@ -62,13 +62,19 @@ def conn_memory_freed(t, what):
           "teardown" % (what, x["mem_conn_host_bytes"], live))
 
 
-def served_again(a, sender, receiver):
-    """sender -> receiver over RC, every frame received."""
+def stream(sender, receiver):
+    """sender sends to receiver (txonly -> rxonly) from now on."""
+    sender.cmd("set eth-peer 0 %s" % receiver.mac())
     sender.cmd("set fwd txonly")
     sender.cmd("set txpkts 512")
     receiver.cmd("set fwd rxonly")
     receiver.cmd("start")
     sender.cmd("start")
+
+
+def served_again(sender, receiver):
+    """sender -> receiver over RC, every frame received."""
+    stream(sender, receiver)
     check(sender.wait_xstat("conns_tx_connected", 1),
           "connected again to the returned peer")
     sender.cmd("stop")
@@ -92,11 +98,7 @@ def served_again(a, sender, receiver):
 def case_active(a):
     """A's REQ is out when B dies: A times out, frees, spills B."""
     b = host("bpf_b", GUID_B, 1, ",fault_cm_delay=%d" % HELD_MS)
-    a.cmd("set eth-peer 0 %s" % b.mac())
-    a.cmd("set fwd txonly")
-    b.cmd("set fwd rxonly")
-    b.cmd("start")
-    a.cmd("start")
+    stream(a, b)
     check(a.wait_xstat("conns_tx_connecting", 1), "A's REQ is out")
     b.kill()
     check(a.wait_xstat("conns_tx_connecting", 0, timeout=10),
@@ -108,19 +110,14 @@ def case_active(a):
     a.cmd("stop")
     conn_memory_freed(a, "A")
     b = host("bpf_b2", GUID_B, 1)
-    a.cmd("set eth-peer 0 %s" % b.mac())
-    served_again(a, a, b)
+    served_again(a, b)
     return b
 
 
 def case_passive(a):
     """A answered B's REQ when B dies: A's passive connection goes."""
     b = host("bpf_b", GUID_B, 1, ",fault_cm_delay=%d" % HELD_MS)
-    b.cmd("set eth-peer 0 %s" % a.mac())
-    b.cmd("set fwd txonly")
-    a.cmd("set fwd rxonly")
-    a.cmd("start")
-    b.cmd("start")
+    stream(b, a)
     check(a.wait_xstat("conns_rx", 1), "A accepted B's REQ (REP out)")
     b.kill()
     check(a.wait_xstat("conns_rx", 0, timeout=10),
@@ -130,8 +127,7 @@ def case_passive(a):
     check(a.xstats()["mem_used_bytes"] == 0,
           "its receive buffers uncharged (non-SRQ) or never charged (SRQ)")
     b = host("bpf_b2", GUID_B, 1)
-    b.cmd("set eth-peer 0 %s" % a.mac())
-    served_again(a, b, a)
+    served_again(b, a)
     return b
 
 
@@ -139,11 +135,7 @@ def case_teardown(a):
     """A reaps its idle connection; B dies with the DREQ unanswered."""
     # B never hears a DREQ: A's teardown waits on it when B dies
     b = host("bpf_b", GUID_B, 1, ",fault_cm_drop=dreq")
-    a.cmd("set eth-peer 0 %s" % b.mac())
-    a.cmd("set fwd txonly")
-    b.cmd("set fwd rxonly")
-    b.cmd("start")
-    a.cmd("start")
+    stream(a, b)
     check(a.wait_xstat("conns_tx_connected", 1), "A connected to B")
     a.cmd("stop")
     check(a.wait_xstat("conn_reaped", 1, timeout=10),
@@ -153,8 +145,7 @@ def case_teardown(a):
           "the connection is gone on A")
     conn_memory_freed(a, "A")
     b = host("bpf_b2", GUID_B, 1)
-    a.cmd("set eth-peer 0 %s" % b.mac())
-    served_again(a, a, b)
+    served_again(a, b)
     return b
 
 
@@ -170,11 +161,7 @@ def link_is(t, status, timeout=10):
 def case_fabric(a):
     """rm /dev/shm/ipoibcm.<fabric>*: reset events, port reset, served."""
     b = host("bpf_b", GUID_B, 1)
-    a.cmd("set eth-peer 0 %s" % b.mac())
-    a.cmd("set fwd txonly")
-    b.cmd("set fwd rxonly")
-    b.cmd("start")
-    a.cmd("start")
+    stream(a, b)
     check(a.wait_xstat("conns_tx_connected", 1), "A connected to B")
     removed = [f for f in shm_objects()]
     for f in removed:
@@ -192,8 +179,7 @@ def case_fabric(a):
         check("Failed" not in out, "%s: port reset" % t.name)
         t.cmd("port start 0")
         check(link_is(t, "up"), "%s: link up after the reset" % t.name)
-    a.cmd("set eth-peer 0 %s" % b.mac())
-    served_again(a, a, b)
+    served_again(a, b)
     return b
 
 
