@@ -22,10 +22,19 @@
 #include "ipoib_log.h"
 #include "ipoib_peer.h"
 
+/*
+ * rte_jhash() reads 32-bit words, unaligned on x86 (undefined behaviour
+ * for UBSan); a MAC in a received frame sits at any even address. Keys
+ * (6 and 20 bytes) are hashed from an aligned copy.
+ */
 static uint32_t
 ipoib_hash_fn(const void *key, uint32_t len, uint32_t init)
 {
-	return rte_jhash(key, len, init);
+	uint32_t words[(IPOIB_HWADDR_LEN + 3) / 4];
+
+	RTE_ASSERT(len <= sizeof(words));
+	memcpy(words, key, len);
+	return rte_jhash(words, len, init);
 }
 
 /* The hardware address as a table key: QPN and GID, flags zeroed. */

@@ -791,6 +791,47 @@ shm_mcg_forget_proc(struct shm_hdr *h, uint32_t proc)
 	}
 }
 
+/* ---- the address records' index (see shm_hdr.ll_index) ---------------- */
+
+static uint32_t
+shm_ll_bucket(const uint8_t *mac)
+{
+	uint32_t h = 2166136261u;	/* FNV-1a */
+	unsigned int i;
+
+	for (i = 0; i < 6; i++)
+		h = (h ^ mac[i]) * 16777619u;
+	return h & SHM_LL_MASK;
+}
+
+/* Take a port's record out of the index (lock held). */
+static void
+shm_ll_unindex(struct shm_hdr *h, struct shm_port_ent *e)
+{
+	if (e->ll_slot == 0)
+		return;
+	shm_store(&h->ll_index[e->ll_slot - 1], SHM_LL_FREED);
+	e->ll_slot = 0;
+}
+
+/* Index port's record under its MAC (lock held). */
+static void
+shm_ll_index(struct shm_hdr *h, uint32_t port)
+{
+	struct shm_port_ent *e = &h->ports[port];
+	uint32_t b = shm_ll_bucket(e->ll_mac), n;
+
+	for (n = 0; n < SHM_LL_BUCKETS; n++, b = (b + 1) & SHM_LL_MASK) {
+		uint32_t v = h->ll_index[b];
+
+		if (v == 0 || v == SHM_LL_FREED) {
+			shm_store(&h->ll_index[b], port + 1);
+			e->ll_slot = b + 1;
+			return;
+		}
+	}
+}
+
 /* Release everything of a dead process; called with the lock held. */
 static void
 shm_proc_reclaim(struct shm_fabric *f, uint32_t proc)
@@ -815,6 +856,7 @@ shm_proc_reclaim(struct shm_fabric *f, uint32_t proc)
 		struct shm_port_ent *pt = &h->ports[i];
 
 		if (pt->state != SHM_PORT_FREE && pt->proc == proc) {
+			shm_ll_unindex(h, pt);
 			shm_store(&pt->state, SHM_PORT_FREE);
 			nports++;
 		}
@@ -1037,6 +1079,7 @@ shm_port_close(struct shm_port *p)
 
 	shm_capture_close(p);
 	if (shm_lock(f) == 0) {
+		shm_ll_unindex(f->hdr, p->ent);
 		shm_store(&p->ent->state, SHM_PORT_FREE);
 		shm_unlock(f);
 	}
@@ -1270,12 +1313,18 @@ shm_port_publish(struct shm_port *p, const uint8_t *mac, uint32_t qpn,
 		 uint8_t flags)
 {
 	struct shm_port_ent *e = p->ent;
+	struct shm_hdr *h = p->f->hdr;
 
+	if (shm_lock(p->f) < 0)
+		return;
+	shm_ll_unindex(h, e);
 	shm_store(&e->ll_valid, 0);
 	memcpy(e->ll_mac, mac, sizeof(e->ll_mac));
 	e->ll_qpn = qpn;
 	e->ll_flags = flags;
 	shm_store(&e->ll_valid, 1);
+	shm_ll_index(h, p->index);
+	shm_unlock(p->f);
 }
 
 /* Do two ports have a P_Key in common they may talk with? */
@@ -1295,12 +1344,18 @@ int
 shm_addr_resolve(const struct shm_port *p, const uint8_t *mac,
 		 uint8_t *hwaddr)
 {
-	struct shm_fabric *f = p->f;
-	uint32_t i;
+	struct shm_hdr *h = p->f->hdr;
+	uint32_t b = shm_ll_bucket(mac), n;
 
-	for (i = 0; i < SHM_MAX_PORTS; i++) {
-		struct shm_port_ent *e = &f->hdr->ports[i];
+	for (n = 0; n < SHM_LL_BUCKETS; n++, b = (b + 1) & SHM_LL_MASK) {
+		uint32_t v = shm_load(&h->ll_index[b]);
+		struct shm_port_ent *e;
 
+		if (v == 0)
+			break;		/* the end of its probe path */
+		if (v == SHM_LL_FREED || v > SHM_MAX_PORTS)
+			continue;
+		e = &h->ports[v - 1];
 		if (shm_load(&e->state) != SHM_PORT_ACTIVE ||
 		    !shm_load(&e->ll_valid) ||
 		    memcmp(e->ll_mac, mac, sizeof(e->ll_mac)) != 0 ||

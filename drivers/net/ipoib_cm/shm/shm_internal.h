@@ -22,7 +22,7 @@
 #include "shm_fabric.h"
 
 #define SHM_MAGIC		0x69706f6962636d31ULL	/* "ipoibcm1" */
-#define SHM_VERSION		2
+#define SHM_VERSION		3
 /*
  * A process's arena is a set of segments, each a shared memory object
  * mapped whole: applications that mlockall() (testpmd does) lock every page
@@ -32,6 +32,9 @@
 #define SHM_SEG_SHIFT		40
 #define SHM_SEG_OFF_MASK	((1ULL << SHM_SEG_SHIFT) - 1)
 #define SHM_MAX_SEGS		1024
+#define SHM_LL_BUCKETS		(2 * SHM_MAX_PORTS)	/* a power of 2 */
+#define SHM_LL_MASK		(SHM_LL_BUCKETS - 1)
+#define SHM_LL_FREED		UINT32_MAX
 #define SHM_SEG_MIN		(8ULL << 20)
 #define SHM_OFF(seg, off)	((uint64_t)(seg) << SHM_SEG_SHIFT | (off))
 #define SHM_ALIGN		64
@@ -98,6 +101,7 @@ struct shm_port_ent {
 	uint32_t ll_qpn;
 	uint8_t ll_flags;
 	uint8_t ll_mac[6];
+	uint32_t ll_slot;	/* bucket of ll_index + 1 that holds it; 0 */
 	/* fault injection, written by the owner, read by senders */
 	uint32_t fault_drop_ppm;
 	uint32_t fault_cm_delay_ms;
@@ -150,6 +154,13 @@ struct shm_hdr {
 	struct shm_port_ent ports[SHM_MAX_PORTS];
 	struct shm_qp_ent qps[SHM_MAX_QPS];
 	struct shm_mcg_ent mcgs[SHM_MAX_MCGS];
+	/*
+	 * The address records by MAC: open addressing, linear probing, port
+	 * + 1 per bucket (SHM_LL_FREED once its port left). Written under
+	 * the lock, probed without it: a bucket never becomes empty again,
+	 * so a record is never beyond an empty bucket of its probe path.
+	 */
+	uint32_t ll_index[SHM_LL_BUCKETS];
 };
 
 /* ---- shared: queues, in the owner's arena ------------------------------ */
