@@ -356,7 +356,9 @@ shm_arena_map(struct shm_fabric *f, uint32_t proc, uint64_t off)
 	gen = shm_load(&f->hdr->procs[proc].gen);
 	pthread_mutex_lock(&f->lock);
 	if (f->maps[proc] == NULL)
-		f->maps[proc] = calloc(SHM_MAX_SEGS, sizeof(*f->maps[proc]));
+		__atomic_store_n(&f->maps[proc],
+				 calloc(SHM_MAX_SEGS, sizeof(*f->maps[proc])),
+				 __ATOMIC_RELEASE);
 	if (f->maps[proc] == NULL)
 		goto out;
 	m = &f->maps[proc][seg];
@@ -378,8 +380,8 @@ shm_arena_map(struct shm_fabric *f, uint32_t proc, uint64_t off)
 	}
 	/* an older mapping of that slot is left: a datapath may use it */
 	m->size = st.st_size;
-	m->gen = gen;
-	shm_store(&m->base, base);
+	__atomic_store_n(&m->base, base, __ATOMIC_RELAXED);
+	shm_store(&m->gen, gen);
 out:
 	pthread_mutex_unlock(&f->lock);
 	return base == NULL ? NULL : base + (off & SHM_SEG_OFF_MASK);
@@ -953,19 +955,33 @@ shm_gid_from_guid(uint8_t *gid, uint64_t guid)
 	}
 }
 
-int
-shm_port_find_gid(struct shm_fabric *f, const uint8_t *gid)
+/* The port of gid; under the directory lock: entries are reused. */
+static int
+shm_port_find_gid_locked(struct shm_fabric *f, const uint8_t *gid)
 {
 	uint32_t i;
 
 	for (i = 0; i < SHM_MAX_PORTS; i++) {
 		struct shm_port_ent *pt = &f->hdr->ports[i];
 
+		/* state changes (down, up) without the lock */
 		if (shm_load(&pt->state) != SHM_PORT_FREE &&
 		    memcmp(pt->gid, gid, SHM_GID_LEN) == 0)
 			return (int)i;
 	}
 	return -ENOENT;
+}
+
+int
+shm_port_find_gid(struct shm_fabric *f, const uint8_t *gid)
+{
+	int ret = shm_lock(f);
+
+	if (ret < 0)
+		return ret;
+	ret = shm_port_find_gid_locked(f, gid);
+	shm_unlock(f);
+	return ret;
 }
 
 static uint32_t
@@ -1139,12 +1155,16 @@ shm_ah_resolve(struct shm_fabric *f, const uint8_t *gid, uint16_t dlid,
 		ah->dlid = 0xc000;
 		return 0;
 	}
-	port = shm_port_find_gid(f, gid);
+	port = shm_lock(f);
 	if (port < 0)
 		return port;
-	ah->port = (uint32_t)port;
-	ah->dlid = dlid ? dlid : f->hdr->ports[port].lid;
-	return 0;
+	port = shm_port_find_gid_locked(f, gid);
+	if (port >= 0) {
+		ah->port = (uint32_t)port;
+		ah->dlid = dlid ? dlid : f->hdr->ports[port].lid;
+	}
+	shm_unlock(f);
+	return port < 0 ? port : 0;
 }
 
 void

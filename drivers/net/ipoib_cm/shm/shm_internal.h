@@ -390,15 +390,20 @@ static inline void *
 shm_arena_ptr(struct shm_fabric *f, uint32_t proc, uint64_t off)
 {
 	uint32_t seg = (uint32_t)(off >> SHM_SEG_SHIFT);
-	const struct shm_seg_map *m;
+	const struct shm_seg_map *maps;
+	uint8_t *base;
 
 	if (proc == f->proc)
 		return f->segs[seg].base + (off & SHM_SEG_OFF_MASK);
-	m = f->maps[proc] != NULL ? &f->maps[proc][seg] : NULL;
-	if (m != NULL && __atomic_load_n(&m->base, __ATOMIC_ACQUIRE) != NULL &&
-	    m->gen == __atomic_load_n(&f->hdr->procs[proc].gen,
-				      __ATOMIC_RELAXED))
-		return m->base + (off & SHM_SEG_OFF_MASK);
+	maps = __atomic_load_n(&f->maps[proc], __ATOMIC_ACQUIRE);
+	/* gen is published after base: the current gen has its base */
+	if (maps != NULL &&
+	    __atomic_load_n(&maps[seg].gen, __ATOMIC_ACQUIRE) ==
+	    __atomic_load_n(&f->hdr->procs[proc].gen, __ATOMIC_RELAXED)) {
+		base = __atomic_load_n(&maps[seg].base, __ATOMIC_RELAXED);
+		if (base != NULL)
+			return base + (off & SHM_SEG_OFF_MASK);
+	}
 	return shm_arena_map(f, proc, off);
 }
 int shm_arena_alloc(struct shm_fabric *f, size_t len, bool commit,

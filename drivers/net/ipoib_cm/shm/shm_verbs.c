@@ -155,8 +155,8 @@ shm_cq_poll(struct shm_cq *cq, struct shm_wc *wc, uint16_t n)
 			}
 			break;
 		}
-		rq = (struct shm_rq *)(uintptr_t)((struct shm_rq_ring *)
-			shm_arena_ptr(f, f->proc, e->rq_off))->handle;
+		rq = (struct shm_rq *)(uintptr_t)shm_load(&((struct shm_rq_ring *)
+			shm_arena_ptr(f, f->proc, e->rq_off))->handle);
 		if (unlikely(rq == NULL)) {
 			/*
 			 * Its queue is gone: a sender that stalled past
@@ -166,6 +166,12 @@ shm_cq_poll(struct shm_cq *cq, struct shm_wc *wc, uint16_t n)
 			i--;
 			continue;
 		}
+		/*
+		 * The sender claimed the slot after an acquire of prod, in its
+		 * process; the poster's bookkeeping of it, in ours, was done
+		 * before its release of prod, maybe by another thread.
+		 */
+		(void)shm_load(&rq->ring->prod);
 		wc[i].wr_id = rq->wr_id[e->slot];
 		wc[i].byte_len = e->byte_len;
 		wc[i].qp_num = e->qp_num;
@@ -257,10 +263,12 @@ shm_rq_create(struct shm_port *p, uint32_t max_wr, uint32_t max_sge,
 	rq->ring->desc_stride = stride;
 	rq->ring->is_srq = srq;
 	rq->ring->desc_rel = (uint32_t)ring_bytes;
-	rq->ring->handle = (uint64_t)(uintptr_t)rq;
 	for (i = 0; i < max_wr; i++)
 		rq->free_slots[i] = max_wr - 1 - i;
 	rq->nr_free = max_wr;
+	/* last: a completion of this queue may be polled by another thread */
+	__atomic_store_n(&rq->ring->handle, (uint64_t)(uintptr_t)rq,
+			 __ATOMIC_RELEASE);
 	return rq;
 }
 
@@ -496,7 +504,9 @@ shm_qp_ent_alloc(struct shm_fabric *f, struct shm_port *p,
 		if (q->state != SHM_QPS_FREE)
 			continue;
 		cursor = i + 1;
-		q->gen = (uint8_t)(q->gen + 1) ? (uint8_t)(q->gen + 1) : 1;
+		/* lock-free readers tell a reused entry by its gen */
+		__atomic_store_n(&q->gen, (uint8_t)(q->gen + 1) ?
+				 (uint8_t)(q->gen + 1) : 1, __ATOMIC_RELAXED);
 		q->type = conf->type == SHM_QPT_UD ? SHM_QPT_UD : SHM_QPT_RC;
 		q->port = p->index;
 		q->proc = f->proc;
@@ -624,7 +634,8 @@ shm_rq_claims_lost(struct shm_qp *qp)
 
 	if (qp->type == SHM_QPT_RC)
 		return qp->peer == NULL ||
-		       qp->peer->gen != SHM_QPN_GEN(qp->peer_qpn) ||
+		       shm_load_relaxed(&qp->peer->gen) !=
+		       SHM_QPN_GEN(qp->peer_qpn) ||
 		       shm_load(&qp->peer->state) == SHM_QPS_FREE;
 	now = shm_now_ns();
 	if (qp->rnr_since == 0) {
@@ -810,7 +821,7 @@ shm_rc_peer_gone(const struct shm_qp *qp)
 	uint32_t st = shm_load(&peer->state);
 	uint32_t rq = shm_load_relaxed(&peer->remote_qpn);
 
-	return peer->gen != SHM_QPN_GEN(qp->peer_qpn) ||
+	return shm_load_relaxed(&peer->gen) != SHM_QPN_GEN(qp->peer_qpn) ||
 	       st == SHM_QPS_FREE || st == SHM_QPS_ERR ||
 	       (rq != 0 && rq != qp->qpn);
 }
@@ -850,7 +861,8 @@ shm_qp_lookup(struct shm_fabric *f, uint32_t qpn)
 {
 	struct shm_qp_ent *q = &f->hdr->qps[SHM_QPN_INDEX(qpn)];
 
-	if (SHM_QPN_GEN(qpn) == 0 || q->gen != SHM_QPN_GEN(qpn) ||
+	if (SHM_QPN_GEN(qpn) == 0 ||
+	    shm_load_relaxed(&q->gen) != SHM_QPN_GEN(qpn) ||
 	    (qpn >> 24) != 0 || shm_load(&q->state) == SHM_QPS_FREE)
 		return NULL;
 	return q;
