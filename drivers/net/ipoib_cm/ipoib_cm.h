@@ -80,6 +80,49 @@ struct ipoib_ud {
 	struct ipoib_rx_ring ring;
 };
 
+/*
+ * Datapath counters have one writer, the queue's lcore, and are read by
+ * the control path at any time: the writer stores them whole (relaxed
+ * atomic stores, plain moves on 64-bit targets) and readers load them
+ * whole (ipoib_stats_load()).
+ */
+#define IPOIB_STAT_ADD(c, n) \
+	__atomic_store_n(&(c), (c) + (n), __ATOMIC_RELAXED)
+#define IPOIB_STAT_INC(c) IPOIB_STAT_ADD(c, 1)
+
+/* Copy n counters written by another thread. */
+static inline void
+ipoib_stats_load(uint64_t *dst, const uint64_t *src, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
+
+#define IPOIB_STATS_LOAD(dst, src) \
+	ipoib_stats_load((uint64_t *)(dst), (const uint64_t *)(src), \
+			 sizeof(*(src)) / sizeof(uint64_t))
+
+/*
+ * A queue is used by one thread at a time, but not always the same one:
+ * an lcore's bursts, then the main lcore flushing it (testpmd does) or
+ * stopping the port. EAL orders those uses in code ThreadSanitizer does
+ * not see; an acquire when a use starts and a release when it ends
+ * (plain moves on x86) state that order where it does.
+ */
+static __rte_always_inline void
+ipoib_queue_enter(const uint32_t *handoff)
+{
+	(void)__atomic_load_n(handoff, __ATOMIC_ACQUIRE);
+}
+
+static __rte_always_inline void
+ipoib_queue_leave(uint32_t *handoff)
+{
+	__atomic_store_n(handoff, 1, __ATOMIC_RELEASE);
+}
+
 /* Datapath counters of one rx queue: one writer, its lcore. */
 struct ipoib_rxq_stats {
 	uint64_t packets;
@@ -116,6 +159,7 @@ struct ipoib_rxq {
 	uint16_t port_id;
 	uint16_t queue_id;
 	uint32_t qsbr_id;
+	uint32_t handoff;		/* ipoib_queue_enter() */
 	/* the last UD source, to skip a hash lookup for a busy sender */
 	struct ipoib_peer *last_src;
 	/* counters last */
@@ -158,6 +202,7 @@ struct ipoib_txq {
 	struct ipoib_peer *last_peer;	/* the last unicast destination */
 	uint16_t queue_id;
 	uint32_t qsbr_id;
+	uint32_t handoff;		/* ipoib_queue_enter() */
 	/* a MAC the subnet did not know, not asked again for a while */
 	struct rte_ether_addr neg_mac;
 	uint64_t neg_tsc;
@@ -194,6 +239,23 @@ struct ipoib_conn {
 	uint64_t token;			/* RCU: when it stopped being used */
 	uint64_t drain_deadline_ns;
 };
+
+/*
+ * A connection's QP number, set by the control thread once its QP exists,
+ * is how the datapath tells its completions from those of the QP the slot
+ * held before: it is read while it may be written.
+ */
+static inline void
+ipoib_conn_set_qpn(struct ipoib_conn *c, uint32_t qpn)
+{
+	__atomic_store_n(&c->qpn, qpn, __ATOMIC_RELEASE);
+}
+
+static inline uint32_t
+ipoib_conn_qpn(const struct ipoib_conn *c)
+{
+	return __atomic_load_n(&c->qpn, __ATOMIC_ACQUIRE);
+}
 
 /* Control counters: one writer, the control thread. */
 struct ipoib_ctrl_stats {

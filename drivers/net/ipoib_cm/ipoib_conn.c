@@ -69,7 +69,9 @@ ipoib_conn_alloc(struct ipoib_priv *priv, struct ipoib_peer *peer,
 
 	for (i = 0; i < priv->nr_conns_max; i++) {
 		idx = (priv->conn_cursor + i) % priv->nr_conns_max;
-		if (priv->conns[idx] == NULL)
+		if (priv->conns[idx] == NULL &&
+		    rte_rcu_qsbr_check(priv->pt.qsbr,
+				       priv->conn_slab[idx].token, false) == 1)
 			break;
 	}
 	if (i == priv->nr_conns_max)
@@ -90,15 +92,18 @@ ipoib_conn_alloc(struct ipoib_priv *priv, struct ipoib_peer *peer,
 	return c;
 }
 
-/* The slot is free again; the datapath stopped seeing it a grace ago. */
+/*
+ * The connection is gone; its slot is unpublished. A burst that loaded it
+ * just before may still read it: the slot is reused only a grace period
+ * later (ipoib_conn_alloc()).
+ */
 static void
 ipoib_conn_free(struct ipoib_priv *priv, struct ipoib_conn *c)
 {
 	if (priv->conns[c->index] == c)
 		__atomic_store_n(&priv->conns[c->index], NULL, __ATOMIC_RELEASE);
 	priv->mem_conn_host -= sizeof(*c);
-	c->peer = NULL;
-	c->qp = NULL;
+	c->token = rte_rcu_qsbr_start(priv->pt.qsbr);
 }
 
 static struct ipoib_rxq *
@@ -312,7 +317,7 @@ ipoib_conn_connect(struct ipoib_priv *priv, struct ipoib_peer *peer)
 	qi.qp_context = c->index;
 	c->qp = priv->ops->qp_create(priv->hca, &qi);
 	if (c->qp != NULL)
-		c->qpn = priv->ops->qp_num(c->qp);
+		ipoib_conn_set_qpn(c, priv->ops->qp_num(c->qp));
 	if (c->qp == NULL || ipoib_conn_send_req(priv, c) < 0) {
 		IPOIB_LOG(DEBUG, "peer %u: no RC QP or REQ: spilled",
 			  peer->index);
@@ -468,7 +473,7 @@ ipoib_conn_accept_qp(struct ipoib_priv *priv, struct ipoib_conn *c)
 	c->qp = priv->ops->qp_create(priv->hca, &qi);
 	if (c->qp == NULL)
 		return -ENOMEM;
-	c->qpn = priv->ops->qp_num(c->qp);
+	ipoib_conn_set_qpn(c, priv->ops->qp_num(c->qp));
 	if (!priv->srq)
 		return ipoib_rx_ring_post_all(priv->ops, &c->ring,
 					      IPOIB_WR_CONN, c->index, c->qp);

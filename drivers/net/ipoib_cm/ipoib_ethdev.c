@@ -154,28 +154,32 @@ ipoib_txq_info_get(struct rte_eth_dev *dev, uint16_t qid,
 	qinfo->conf.offloads = dev->data->dev_conf.txmode.offloads;
 }
 
+/* Under the control lock: telemetry may ask while the port closes. */
 static int
 ipoib_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats)
 {
+	struct ipoib_priv *priv = dev->data->dev_private;
 	uint16_t i;
 
+	pthread_mutex_lock(&priv->ctrl_lock);
 	for (i = 0; i < dev->data->nb_rx_queues; i++) {
 		const struct ipoib_rxq *rxq = dev->data->rx_queues[i];
+		const struct ipoib_rxq_stats *b;
+		struct ipoib_rxq_stats s;
 		uint64_t pkts, bytes, errs;
 
 		if (rxq == NULL)
 			continue;
-		pkts = rxq->stats.packets - rxq->stats_base.packets;
-		bytes = rxq->stats.bytes - rxq->stats_base.bytes;
-		errs = (rxq->stats.drop_malformed + rxq->stats.drop_len +
-			rxq->stats.drop_unknown_conn) -
-		       (rxq->stats_base.drop_malformed +
-			rxq->stats_base.drop_len +
-			rxq->stats_base.drop_unknown_conn);
+		IPOIB_STATS_LOAD(&s, &rxq->stats);
+		b = &rxq->stats_base;
+		pkts = s.packets - b->packets;
+		bytes = s.bytes - b->bytes;
+		errs = (s.drop_malformed + s.drop_len + s.drop_unknown_conn) -
+		       (b->drop_malformed + b->drop_len + b->drop_unknown_conn);
 		stats->ipackets += pkts;
 		stats->ibytes += bytes;
 		stats->ierrors += errs;
-		stats->rx_nombuf += rxq->stats.nombuf - rxq->stats_base.nombuf;
+		stats->rx_nombuf += s.nombuf - b->nombuf;
 		if (i < RTE_ETHDEV_QUEUE_STAT_CNTRS) {
 			stats->q_ipackets[i] = pkts;
 			stats->q_ibytes[i] = bytes;
@@ -185,11 +189,13 @@ ipoib_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats)
 	for (i = 0; i < dev->data->nb_tx_queues; i++) {
 		const struct ipoib_txq *txq = dev->data->tx_queues[i];
 		const struct ipoib_txq_stats *s, *b;
+		struct ipoib_txq_stats now;
 		uint64_t pkts, errs;
 
 		if (txq == NULL)
 			continue;
-		s = &txq->stats;
+		IPOIB_STATS_LOAD(&now, &txq->stats);
+		s = &now;
 		b = &txq->stats_base;
 		errs = (s->drop_no_neigh + s->drop_malformed +
 			s->drop_too_long + s->drop_vlan) -
@@ -204,6 +210,7 @@ ipoib_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats)
 			stats->q_obytes[i] = s->bytes - b->bytes;
 		}
 	}
+	pthread_mutex_unlock(&priv->ctrl_lock);
 	return 0;
 }
 
@@ -215,10 +222,12 @@ ipoib_dev_release(struct rte_eth_dev *dev)
 	uint16_t i;
 
 	ipoib_dev_stop(dev);
+	pthread_mutex_lock(&priv->ctrl_lock);	/* against stats readers */
 	for (i = 0; i < dev->data->nb_rx_queues; i++)
 		ipoib_rxq_release(dev, i);
 	for (i = 0; i < dev->data->nb_tx_queues; i++)
 		ipoib_txq_release(dev, i);
+	pthread_mutex_unlock(&priv->ctrl_lock);
 	ipoib_pools_reap_all(priv);
 	ipoib_port_close(priv);
 }

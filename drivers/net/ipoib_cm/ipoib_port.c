@@ -262,7 +262,10 @@ ipoib_port_close(struct ipoib_priv *priv)
 	if (priv->hca == NULL)
 		return;
 	ipoib_ud_close(priv);
+	/* telemetry reads the peer table under the lock */
+	pthread_mutex_lock(&priv->ctrl_lock);
 	ipoib_peers_fini(priv);
+	pthread_mutex_unlock(&priv->ctrl_lock);
 	priv->ops->close(priv->hca);
 	priv->hca = NULL;
 }

@@ -128,7 +128,7 @@ ipoib_rx_chain(struct ipoib_rxq *rxq, struct ipoib_rx_ring *ring,
 	} else if (rte_pktmbuf_alloc_bulk(ring->pool->mp, fresh, nseg) == 0) {
 		fr = fresh;
 	} else {
-		rxq->stats.nombuf++;
+		IPOIB_STAT_INC(rxq->stats.nombuf);
 		return NULL;
 	}
 	for (j = 0; j < nseg; j++) {
@@ -224,7 +224,7 @@ ipoib_rx_deliver(struct ipoib_rxq *rxq, struct rte_mbuf *m,
 		   ipoib_rx_fast_decap(m, &priv->mac, &peer->mac)))
 		goto done;
 	if (unlikely(ipoib_eth_decap(m, src, mcast, &priv->eth, &learn) < 0)) {
-		rxq->stats.drop_malformed++;
+		IPOIB_STAT_INC(rxq->stats.drop_malformed);
 		rte_pktmbuf_free(m);
 		return false;
 	}
@@ -233,8 +233,8 @@ ipoib_rx_deliver(struct ipoib_rxq *rxq, struct rte_mbuf *m,
 done:
 	if (likely(peer != NULL))
 		ipoib_rx_acct_add(acct, peer, m->pkt_len);
-	rxq->stats.packets++;
-	rxq->stats.bytes += m->pkt_len;
+	IPOIB_STAT_INC(rxq->stats.packets);
+	IPOIB_STAT_ADD(rxq->stats.bytes, m->pkt_len);
 	return true;
 }
 
@@ -255,6 +255,13 @@ ipoib_rx_ud_source(struct ipoib_rxq *rxq, const struct ipoib_wc *wc,
 	peer = ipoib_peer_learn(rxq->priv, src);
 	rxq->last_src = peer;
 	return peer;
+}
+
+/* Connection i, as published by the control thread (ipoib_conn.c). */
+static __rte_always_inline struct ipoib_conn *
+ipoib_rx_conn(const struct ipoib_rxq *rxq, uint32_t i)
+{
+	return __atomic_load_n(&rxq->conns[i], __ATOMIC_ACQUIRE);
 }
 
 /* mbufs the completions of a burst need, to take them in one call. */
@@ -299,18 +306,18 @@ ipoib_rx_ud(struct ipoib_rxq *rxq, struct rte_mbuf **pkts, uint16_t n,
 			     slot >= ring->nb_slots)) {
 			if (wc[i].status == IPOIB_WC_WR_FLUSH_ERR &&
 			    slot < ring->nb_slots) {
-				rxq->stats.flushed++;
+				IPOIB_STAT_INC(rxq->stats.flushed);
 				ipoib_rx_ring_drop_slot(ring, slot);
 				continue;
 			}
-			rxq->stats.drop_len++;
+			IPOIB_STAT_INC(rxq->stats.drop_len);
 			goto repost;
 		}
 		grh = rte_pktmbuf_mtod(ring->bufs[(size_t)slot * ring->segs],
 				       const struct ipoib_grh *);
 		if (unlikely(wc[i].src_qp == priv->ud_qpn &&
 			     wc[i].slid == priv->attr.lid)) {
-			rxq->stats.drop_mcast_loop++;
+			IPOIB_STAT_INC(rxq->stats.drop_mcast_loop);
 			goto repost;
 		}
 		mcast = grh->dgid[0] == 0xff;
@@ -320,8 +327,8 @@ ipoib_rx_ud(struct ipoib_rxq *rxq, struct rte_mbuf **pkts, uint16_t n,
 		if (unlikely(m == NULL))
 			goto repost;
 		if (ipoib_rx_deliver(rxq, m, &src, peer, mcast, acct)) {
-			rxq->stats.ud_packets++;
-			rxq->stats.ud_bytes += m->pkt_len;
+			IPOIB_STAT_INC(rxq->stats.ud_packets);
+			IPOIB_STAT_ADD(rxq->stats.ud_bytes, m->pkt_len);
 			pkts[nb++] = m;
 		}
 repost:
@@ -362,11 +369,11 @@ ipoib_rx_not_data(struct ipoib_rxq *rxq, struct ipoib_rx_ring *ring,
 	if (likely(wc->status == IPOIB_WC_SUCCESS))
 		return false;
 	if (wc->status == IPOIB_WC_WR_FLUSH_ERR) {
-		rxq->stats.flushed++;
+		IPOIB_STAT_INC(rxq->stats.flushed);
 		ipoib_rx_ring_drop_slot(ring, slot);
 		return true;
 	}
-	rxq->stats.drop_len++;
+	IPOIB_STAT_INC(rxq->stats.drop_len);
 	return false;
 }
 
@@ -407,10 +414,10 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 		} else {
 			if (unlikely(ipoib_wr_kind(wc[i].wr_id) != IPOIB_WR_CONN))
 				continue;
-			owner = rxq->conns[ipoib_wr_conn(wc[i].wr_id)];
+			owner = ipoib_rx_conn(rxq, ipoib_wr_conn(wc[i].wr_id));
 			/* drained before it goes: cannot be, but never trust */
 			if (unlikely(owner == NULL ||
-				     owner->qpn != wc[i].qp_num))
+				     ipoib_conn_qpn(owner) != wc[i].qp_num))
 				continue;
 			ring = &owner->ring;
 		}
@@ -419,10 +426,10 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 		conn = owner;
 		if (srq) {
 			conn = likely(wc[i].qp_context < rxq->nr_conns) ?
-			       rxq->conns[wc[i].qp_context] : NULL;
+			       ipoib_rx_conn(rxq, wc[i].qp_context) : NULL;
 			/* received before its QP went, its slot reused since */
 			if (unlikely(conn != NULL &&
-				     conn->qpn != wc[i].qp_num))
+				     ipoib_conn_qpn(conn) != wc[i].qp_num))
 				conn = NULL;
 		}
 		m = NULL;
@@ -434,14 +441,14 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 		if (unlikely(m == NULL))
 			continue;
 		if (unlikely(conn == NULL || conn->peer == NULL)) {
-			rxq->stats.drop_unknown_conn++;
+			IPOIB_STAT_INC(rxq->stats.drop_unknown_conn);
 			rte_pktmbuf_free(m);
 			continue;
 		}
 		if (ipoib_rx_deliver(rxq, m, &conn->peer->hw, conn->peer,
 				     false, &acct)) {
-			rxq->stats.rc_packets++;
-			rxq->stats.rc_bytes += m->pkt_len;
+			IPOIB_STAT_INC(rxq->stats.rc_packets);
+			IPOIB_STAT_ADD(rxq->stats.rc_bytes, m->pkt_len);
 			pkts[nb++] = m;
 		}
 	}
@@ -464,9 +471,11 @@ ipoib_rx_burst_tmpl(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 	struct rte_rcu_qsbr *qsbr = rxq->priv->pt.qsbr;
 	uint16_t nb;
 
+	ipoib_queue_enter(&rxq->handoff);
 	rte_rcu_qsbr_thread_online(qsbr, rxq->qsbr_id);
 	nb = ipoib_rx_burst_poll(rxq, pkts, n, srq);
 	rte_rcu_qsbr_thread_offline(qsbr, rxq->qsbr_id);
+	ipoib_queue_leave(&rxq->handoff);
 	return nb;
 }
 

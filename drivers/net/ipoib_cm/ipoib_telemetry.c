@@ -169,8 +169,8 @@ ipoib_tel_conns(const char *cmd, const char *params, struct rte_tel_data *d)
 		}
 		n++;
 	}
-	pthread_mutex_unlock(&priv->ctrl_lock);
 	rte_tel_data_add_dict_u64(d, "next", i < priv->pt.nr_max ? i : 0);
+	pthread_mutex_unlock(&priv->ctrl_lock);
 	return 0;
 }
 

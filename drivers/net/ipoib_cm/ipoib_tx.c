@@ -97,7 +97,7 @@ ipoib_tx_peer(struct ipoib_txq *txq, const struct rte_ether_addr *dst)
 static void
 ipoib_tx_drop(struct rte_mbuf *m, uint64_t *counter)
 {
-	(*counter)++;
+	IPOIB_STAT_INC(*counter);
 	rte_pktmbuf_free(m);
 }
 
@@ -166,13 +166,13 @@ ipoib_tx_account(struct ipoib_txq *txq, const struct ipoib_tx_run *r,
 		pkts = bytes = 0;
 	}
 	if (r->rc) {
-		txq->stats.rc_packets += to - from;
-		txq->stats.rc_bytes += total;
+		IPOIB_STAT_ADD(txq->stats.rc_packets, to - from);
+		IPOIB_STAT_ADD(txq->stats.rc_bytes, total);
 	} else {
-		txq->stats.ud_packets += to - from;
-		txq->stats.ud_bytes += total;
+		IPOIB_STAT_ADD(txq->stats.ud_packets, to - from);
+		IPOIB_STAT_ADD(txq->stats.ud_bytes, total);
 	}
-	txq->stats.bytes += total;
+	IPOIB_STAT_ADD(txq->stats.bytes, total);
 }
 
 /* Post wr[from..to), all encapsulated; the refused are given back. */
@@ -246,7 +246,7 @@ ipoib_tx_encap(struct ipoib_txq *txq, struct ipoib_tx_run *r, uint16_t i)
 			return -ENOENT;
 		}
 		r->wr[i].ah = ah;
-		txq->stats.mcast_packets++;
+		IPOIB_STAT_INC(txq->stats.mcast_packets);
 		return 0;
 	}
 	return ipoib_eth_encap(m, &priv->eth, &dst);
@@ -302,8 +302,8 @@ ipoib_tx_too_long(struct ipoib_txq *txq, struct rte_mbuf *m,
 		n = ipoib_frag_ipv4(m, mtu, frags, IPOIB_FRAG_MAX,
 				    txq->frag_direct, txq->frag_indirect);
 		if (n > 0) {
-			txq->stats.frag_packets++;
-			txq->stats.frags += n;
+			IPOIB_STAT_INC(txq->stats.frag_packets);
+			IPOIB_STAT_ADD(txq->stats.frags, n);
 			rte_pktmbuf_free(m);
 			/* UD never refuses: every fragment is consumed */
 			r->qp = txq->ud_qp;
@@ -326,7 +326,7 @@ ipoib_tx_too_long(struct ipoib_txq *txq, struct rte_mbuf *m,
 	if (icmp != NULL) {
 		icmp->port = priv->eth_dev->data->port_id;
 		if (rte_ring_enqueue(priv->loopback, icmp) == 0)
-			txq->stats.icmp_too_big++;
+			IPOIB_STAT_INC(txq->stats.icmp_too_big);
 		else
 			rte_pktmbuf_free(icmp);
 	}
@@ -432,7 +432,7 @@ ipoib_tx_burst_send(struct ipoib_txq *txq, struct rte_mbuf **pkts, uint16_t n)
 	}
 	consumed += ipoib_tx_flush(txq, r);
 out:
-	txq->stats.packets += consumed;
+	IPOIB_STAT_ADD(txq->stats.packets, consumed);
 	return consumed;
 }
 
@@ -444,9 +444,11 @@ ipoib_tx_burst(void *q, struct rte_mbuf **pkts, uint16_t n)
 	struct rte_rcu_qsbr *qsbr = txq->priv->pt.qsbr;
 	uint16_t sent;
 
+	ipoib_queue_enter(&txq->handoff);
 	rte_rcu_qsbr_thread_online(qsbr, txq->qsbr_id);
 	sent = ipoib_tx_burst_send(txq, pkts, n);
 	rte_rcu_qsbr_thread_offline(qsbr, txq->qsbr_id);
+	ipoib_queue_leave(&txq->handoff);
 	return sent;
 }
 

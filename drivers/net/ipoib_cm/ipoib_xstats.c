@@ -150,6 +150,14 @@ ipoib_field(const void *base, size_t off)
 	return v;
 }
 
+/* A counter a datapath lcore writes (ipoib_cm.h) */
+static uint64_t
+ipoib_dp_field(const void *base, size_t off)
+{
+	return __atomic_load_n((const uint64_t *)
+			       ((const uint8_t *)base + off), __ATOMIC_RELAXED);
+}
+
 /* Sum a queue counter over the queues, each since its last reset. */
 static uint64_t
 ipoib_sum_rxq(const struct rte_eth_dev *dev, size_t off)
@@ -161,7 +169,7 @@ ipoib_sum_rxq(const struct rte_eth_dev *dev, size_t off)
 		const struct ipoib_rxq *rxq = dev->data->rx_queues[q];
 
 		if (rxq != NULL)
-			sum += ipoib_field(&rxq->stats, off) -
+			sum += ipoib_dp_field(&rxq->stats, off) -
 			       ipoib_field(&rxq->stats_base, off);
 	}
 	return sum;
@@ -177,7 +185,7 @@ ipoib_sum_txq(const struct rte_eth_dev *dev, size_t off)
 		const struct ipoib_txq *txq = dev->data->tx_queues[q];
 
 		if (txq != NULL)
-			sum += ipoib_field(&txq->stats, off) -
+			sum += ipoib_dp_field(&txq->stats, off) -
 			       ipoib_field(&txq->stats_base, off);
 	}
 	return sum;
@@ -283,13 +291,13 @@ ipoib_xstats_reset(struct rte_eth_dev *dev)
 		struct ipoib_rxq *rxq = dev->data->rx_queues[q];
 
 		if (rxq != NULL)
-			rxq->stats_base = rxq->stats;
+			IPOIB_STATS_LOAD(&rxq->stats_base, &rxq->stats);
 	}
 	for (q = 0; q < dev->data->nb_tx_queues; q++) {
 		struct ipoib_txq *txq = dev->data->tx_queues[q];
 
 		if (txq != NULL)
-			txq->stats_base = txq->stats;
+			IPOIB_STATS_LOAD(&txq->stats_base, &txq->stats);
 	}
 	pthread_mutex_lock(&priv->ctrl_lock);
 	priv->cstats_base = priv->cstats;
