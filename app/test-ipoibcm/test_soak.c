@@ -29,8 +29,11 @@
  */
 #define RSS_SLACK	(4u << 20)
 #define RSS_MIN_CYCLES	4000
-/* ASan holds freed memory in its quarantine: RSS says nothing there */
-#ifdef __SANITIZE_ADDRESS__
+/*
+ * ASan holds freed memory in its quarantine, TSan grows its shadow and
+ * history: RSS says nothing there
+ */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define RSS_JUDGED	false
 #else
 #define RSS_JUDGED	true
@@ -90,7 +93,7 @@ footprint_flat(const struct footprint *a, const struct footprint *b,
 	if (check_rss && RSS_JUDGED)
 		TEST_ASSERT(b->rss <= a->rss + RSS_SLACK, "RSS flat");
 	else
-		printf("    (RSS not judged: run too short, or under ASan)\n");
+		printf("    (RSS not judged: run too short, or sanitized)\n");
 	TEST_ASSERT_EQ(b->heap, a->heap, "DPDK heap back where it was");
 	TEST_ASSERT_EQ(b->shm_objects, a->shm_objects, "no new segment");
 	return 0;

@@ -54,7 +54,7 @@ def _sanitizer_env():
                   if isinstance(s, DynamicSection)
                   for t in s.iter_tags() if t.entry.d_tag == "DT_NEEDED"]
     preload = []
-    for lib in ("libasan.so", "libubsan.so"):
+    for lib in ("libasan.so", "libubsan.so", "libtsan.so"):
         if any(n.startswith(lib) for n in needed):
             path = subprocess.run(["gcc", "-print-file-name=" + lib],
                                   capture_output=True, text=True).stdout
@@ -64,6 +64,10 @@ def _sanitizer_env():
         env["LD_PRELOAD"] = " ".join(preload)
         env["ASAN_OPTIONS"] = "detect_leaks=0:abort_on_error=1"
         env["UBSAN_OPTIONS"] = "halt_on_error=1:print_stacktrace=1"
+        env["TSAN_OPTIONS"] = ("halt_on_error=1:history_size=7:"
+                               "suppressions=" + os.path.realpath(
+                                   os.path.join(os.path.dirname(__file__),
+                                                "../../../devtools/tsan.supp")))
     return env
 
 
