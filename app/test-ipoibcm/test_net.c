@@ -89,3 +89,40 @@ test_net_rounds(struct test_net *net, const unsigned int *peers,
 	return 0;
 }
 
+
+enum rte_pmd_ipoibcm_peer_state
+test_net_peer_state(uint16_t port, const struct rte_ether_addr *mac)
+{
+	struct rte_pmd_ipoibcm_peer info;
+
+	if (rte_pmd_ipoibcm_peer_get(port, mac, &info) != 0)
+		return RTE_PMD_IPOIBCM_PEER_UD_ONLY;
+	return info.state;
+}
+
+int
+test_net_connect(struct test_net *net, unsigned int p,
+		 uint64_t passive_before, uint32_t seq)
+{
+	uint64_t deadline = test_now_ms() + TEST_NET_TIMEOUT_MS;
+	struct rte_mbuf *m, *rx[4];
+	uint16_t n;
+
+	do {
+		TEST_ASSERT(test_now_ms() < deadline, "%u: connected to %u",
+			    seq, p);
+		m = test_udp_frame(&net->mac[0], &net->mac[p], 100, seq,
+				   false);
+		TEST_ASSERT(m != NULL, "frame");
+		if (rte_eth_tx_burst(net->port[0], 0, &m, 1) == 0)
+			rte_pktmbuf_free(m);
+		n = rte_eth_rx_burst(net->port[p], 0, rx, RTE_DIM(rx));
+		rte_pktmbuf_free_bulk(rx, n);
+	} while (test_net_peer_state(net->port[0], &net->mac[p]) !=
+		 RTE_PMD_IPOIBCM_PEER_CONNECTED);
+	/* and p took the RTU: the connection is up at both ends */
+	while (test_xstat(net->port[p], "conn_established_passive") <=
+	       passive_before)
+		TEST_ASSERT(test_now_ms() < deadline, "%u: %u up", seq, p);
+	return 0;
+}

@@ -12,6 +12,8 @@
 
 #include <rte_ether.h>
 
+#include "rte_pmd_ipoib_cm.h"
+
 #define TEST_NET_TIMEOUT_MS	10000
 #define TEST_NET_MAX_PEERS	16
 
@@ -34,5 +36,15 @@ int test_net_round(struct test_net *net, const unsigned int *peers,
 		   unsigned int np, uint32_t seq);
 int test_net_rounds(struct test_net *net, const unsigned int *peers,
 		    unsigned int np, unsigned int rounds, uint32_t seq0);
+
+/* The state of port's peer mac (UD-only when it has none). */
+enum rte_pmd_ipoibcm_peer_state test_net_peer_state(uint16_t port,
+		const struct rte_ether_addr *mac);
+/*
+ * A sends to peer p until its connection to p is up at both ends: p has
+ * established more than passive_before passive connections.
+ */
+int test_net_connect(struct test_net *net, unsigned int p,
+		     uint64_t passive_before, uint32_t seq);
 
 #endif /* IPOIBCM_TEST_NET_H */

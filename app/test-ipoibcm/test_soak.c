@@ -132,39 +132,11 @@ wait_no_conns(struct test_net *net)
 	return 0;
 }
 
-static enum rte_pmd_ipoibcm_peer_state
-peer_state(uint16_t port, const struct rte_ether_addr *mac)
-{
-	struct rte_pmd_ipoibcm_peer info;
-
-	if (rte_pmd_ipoibcm_peer_get(port, mac, &info) != 0)
-		return RTE_PMD_IPOIBCM_PEER_UD_ONLY;
-	return info.state;
-}
-
-/* One cycle: A sends to B until connected at both ends, then disconnects. */
+/* One cycle: A connects to B, then disconnects. */
 static int
 soak_cycle(struct test_net *net, uint32_t seq)
 {
-	uint64_t deadline = test_now_ms() + TIMEOUT_MS;
-	struct rte_mbuf *m, *rx[4];
-	uint16_t n;
-
-	do {
-		TEST_ASSERT(test_now_ms() < deadline, "cycle %u: connected",
-			    seq);
-		m = test_udp_frame(&net->mac[0], &net->mac[1], 100, seq,
-				   false);
-		TEST_ASSERT(m != NULL, "frame");
-		if (rte_eth_tx_burst(net->port[0], 0, &m, 1) == 0)
-			rte_pktmbuf_free(m);
-		n = rte_eth_rx_burst(net->port[1], 0, rx, RTE_DIM(rx));
-		rte_pktmbuf_free_bulk(rx, n);
-	} while (peer_state(net->port[0], &net->mac[1]) !=
-		 RTE_PMD_IPOIBCM_PEER_CONNECTED);
-	/* and B took the RTU: the connection is up at both ends */
-	while (test_xstat(net->port[1], "conn_established_passive") <= seq)
-		TEST_ASSERT(test_now_ms() < deadline, "cycle %u: B up", seq);
+	TEST_RUN(test_net_connect(net, 1, seq, seq));
 	TEST_ASSERT(rte_pmd_ipoibcm_peer_disconnect(net->port[0],
 						    &net->mac[1]) >= 1,
 		    "cycle %u: disconnected", seq);
