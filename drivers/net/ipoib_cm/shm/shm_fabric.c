@@ -849,7 +849,7 @@ shm_proc_reclaim(struct shm_fabric *f, uint32_t proc)
 	for (i = 0; i < SHM_MAX_QPS; i++) {
 		struct shm_qp_ent *q = &h->qps[i];
 
-		if (q->state != SHM_QPS_FREE && q->proc == proc) {
+		if (shm_load(&q->state) != SHM_QPS_FREE && q->proc == proc) {
 			shm_store(&q->state, SHM_QPS_FREE);
 			nqps++;
 		}

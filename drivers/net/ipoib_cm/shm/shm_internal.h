@@ -410,6 +410,35 @@ int shm_arena_alloc(struct shm_fabric *f, size_t len, bool commit,
 		    uint64_t *off);
 void shm_arena_free(struct shm_fabric *f, uint64_t off, size_t len);
 struct shm_qp_ent *shm_qp_lookup(struct shm_fabric *f, uint32_t qpn);
+/*
+ * A QP entry as a lock-free reader sees it. The entry is written under the
+ * directory lock when it is (re)allocated and read without it: each field
+ * is stored and loaded whole, and gen is checked before and after the
+ * copy (shm_qp_ent_alloc() changes it before the fields), and against the
+ * QPN the reader holds.
+ */
+static inline bool
+shm_qp_ent_read(const struct shm_qp_ent *q, uint32_t qpn,
+		struct shm_qp_ent *v)
+{
+	uint8_t gen = shm_load(&q->gen);
+
+	v->state = shm_load(&q->state);
+	v->type = shm_load_relaxed(&q->type);
+	v->port = shm_load_relaxed(&q->port);
+	v->proc = shm_load_relaxed(&q->proc);
+	v->qkey = shm_load_relaxed(&q->qkey);
+	v->pkey = shm_load_relaxed(&q->pkey);
+	v->qp_context = shm_load_relaxed(&q->qp_context);
+	v->remote_qpn = shm_load_relaxed(&q->remote_qpn);
+	v->rq_off = shm_load_relaxed(&q->rq_off);
+	v->cq_off = shm_load_relaxed(&q->cq_off);
+	/* as a seqlock: the fields are of gen if gen did not change */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	v->gen = shm_load_relaxed(&q->gen);
+	return v->gen == gen && gen == SHM_QPN_GEN(qpn) &&
+	       v->state != SHM_QPS_FREE && v->port < SHM_MAX_PORTS;
+}
 void shm_port_event(struct shm_port *p, const struct shm_async_event *ev);
 int shm_port_find_gid(struct shm_fabric *f, const uint8_t *gid);
 bool shm_fault_drop(uint32_t ppm);

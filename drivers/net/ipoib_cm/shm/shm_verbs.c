@@ -504,18 +504,21 @@ shm_qp_ent_alloc(struct shm_fabric *f, struct shm_port *p,
 		if (q->state != SHM_QPS_FREE)
 			continue;
 		cursor = i + 1;
-		/* lock-free readers tell a reused entry by its gen */
-		__atomic_store_n(&q->gen, (uint8_t)(q->gen + 1) ?
-				 (uint8_t)(q->gen + 1) : 1, __ATOMIC_RELAXED);
-		q->type = conf->type == SHM_QPT_UD ? SHM_QPT_UD : SHM_QPT_RC;
-		q->port = p->index;
-		q->proc = f->proc;
-		q->qkey = conf->qkey;
-		q->pkey = p->ent->pkeys[conf->pkey_index % p->ent->npkeys];
-		q->qp_context = conf->qp_context;
-		q->remote_qpn = 0;
-		q->rq_off = qp->rq->off;
-		q->cq_off = qp->cq->off;
+		/* read lock-free (shm_qp_ent_read()): gen first, whole fields */
+		shm_store_relaxed(&q->gen, (uint8_t)(q->gen + 1) ?
+				  (uint8_t)(q->gen + 1) : 1);
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		shm_store_relaxed(&q->type, conf->type == SHM_QPT_UD ?
+				  SHM_QPT_UD : SHM_QPT_RC);
+		shm_store_relaxed(&q->port, p->index);
+		shm_store_relaxed(&q->proc, f->proc);
+		shm_store_relaxed(&q->qkey, conf->qkey);
+		shm_store_relaxed(&q->pkey, p->ent->pkeys[conf->pkey_index %
+							  p->ent->npkeys]);
+		shm_store_relaxed(&q->qp_context, conf->qp_context);
+		shm_store_relaxed(&q->remote_qpn, 0);
+		shm_store_relaxed(&q->rq_off, qp->rq->off);
+		shm_store_relaxed(&q->cq_off, qp->cq->off);
 		q->rnr_retry = 7;
 		shm_store(&q->state, SHM_QPS_INIT);
 		p->ent->nr_qp++;
@@ -940,15 +943,16 @@ shm_ud_deliver(struct shm_qp *qp, const struct shm_send *wr, uint32_t len,
 	       uint32_t dqpn, const uint8_t *dgid)
 {
 	struct shm_fabric *f = qp->port->f;
-	struct shm_qp_ent *d = shm_qp_lookup(f, dqpn);
+	struct shm_qp_ent *q = shm_qp_lookup(f, dqpn), dv;
+	const struct shm_qp_ent *d = &dv;
 	struct shm_port_ent *dp;
 	struct shm_rq_ring *r;
 	struct shm_cq_ring *c;
 	struct shm_cqe cqe;
 	uint32_t slot, qkey;
 
-	if (d == NULL || d->type != SHM_QPT_UD ||
-	    shm_load(&d->state) != SHM_QPS_RTS)
+	if (q == NULL || !shm_qp_ent_read(q, dqpn, &dv) ||
+	    d->type != SHM_QPT_UD || d->state != SHM_QPS_RTS)
 		return;
 	dp = &f->hdr->ports[d->port];
 	if (shm_load(&dp->state) != SHM_PORT_ACTIVE)
@@ -1068,9 +1072,10 @@ static uint16_t
 shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 {
 	struct shm_fabric *f = qp->port->f;
-	struct shm_qp_ent *peer = qp->peer;
+	const struct shm_qp_ent *peer = NULL;
 	struct shm_cqe cqe[SHM_BURST];
 	uint32_t slots[SHM_BURST], k, i;
+	struct shm_qp_ent pv;
 	struct shm_rq_ring *r;
 	struct shm_cq_ring *c;
 	uint16_t done = 0;
@@ -1084,17 +1089,19 @@ shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 		return 0;
 	}
 	if (shm_rc_peer_gone(qp) ||
-	    shm_load(&f->hdr->ports[peer->port].state) != SHM_PORT_ACTIVE) {
+	    !shm_qp_ent_read(qp->peer, qp->peer_qpn, &pv) ||
+	    shm_load(&f->hdr->ports[pv.port].state) != SHM_PORT_ACTIVE) {
 		shm_qp_set_err(qp);
 		return 0;
 	}
+	peer = &pv;
 	r = shm_arena_ptr(f, peer->proc, peer->rq_off);
 	c = shm_arena_ptr(f, peer->proc, peer->cq_off);
 	if (r == NULL || c == NULL) {
 		shm_qp_set_err(qp);
 		return 0;
 	}
-	if (!shm_qp_connected(shm_load(&peer->state))) {
+	if (!shm_qp_connected(peer->state)) {
 		shm_rc_rnr(qp);		/* not ready to receive yet */
 		return 0;
 	}
