@@ -100,22 +100,31 @@ class TestPmd:
                 return True
         return False
 
+    def rx_pending(self, port=0, queue=0):
+        """Frames received on a queue and not yet taken by a burst."""
+        out = self.cmd("show port %d rxq %d desc used count" % (port, queue))
+        m = re.search(r"Used desc count = (\d+)", out)
+        if m is None:
+            raise RuntimeError("%s: no rx queue count: %s" % (self.name, out))
+        return int(m.group(1))
+
     def settle_rx(self, timeout=30, port=0):
-        """Wait until the rx count stops moving; return the stats.
+        """Wait until every frame received is counted; return the stats.
 
         Meant for when every sender has stopped: on the shm fabric a sent
-        frame is in the receiver's CQ when the send returns, so once two
-        reads agree the forwarding lcore has taken everything.
+        frame is in the receiver's CQ when the send returns, and the
+        driver's rx_queue_count says how many wait there. Once none waits
+        and two reads of the counters agree, the forwarding lcore has
+        counted them all (single-queue ports, as the tests use).
         """
         last = None
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
+            pending = self.rx_pending(port)
             s = self.stats(port)
-            if last is not None and s["rx"] == last["rx"]:
+            if pending == 0 and last is not None and s["rx"] == last["rx"]:
                 return s
             last = s
-            # a forwarding lcore drains between two reads
-            self.cmd("show port summary all")
         return last
 
     def quit(self, timeout=60):

@@ -253,6 +253,8 @@ struct ipoib_hca_ops {
 	/* Datapath: up to n receive completions, in order. */
 	uint16_t (*poll_cq)(struct ipoib_hca_cq *cq, struct ipoib_wc *wc,
 			    uint16_t n);
+	/* Completions waiting on cq, for rx_queue_count; NULL: unknown. */
+	uint32_t (*cq_count)(struct ipoib_hca_cq *cq);
 
 	struct ipoib_hca_srq *(*srq_create)(struct ipoib_hca *hca,
 					    uint32_t max_wr, uint32_t max_sge,

@@ -181,6 +181,12 @@ ipoib_shm_poll_cq(struct ipoib_hca_cq *cq, struct ipoib_wc *wc, uint16_t n)
 	return shm_cq_poll(TO_SHM(cq, cq), (struct shm_wc *)(void *)wc, n);
 }
 
+static uint32_t
+ipoib_shm_cq_count(struct ipoib_hca_cq *cq)
+{
+	return shm_cq_count(TO_SHM(cq, cq));
+}
+
 static struct ipoib_hca_srq *
 ipoib_shm_srq_create(struct ipoib_hca *hca, uint32_t max_wr, uint32_t max_sge,
 		     uint32_t limit)
@@ -541,6 +547,7 @@ const struct ipoib_hca_ops ipoib_hca_shm_ops = {
 	.cq_create = ipoib_shm_cq_create,
 	.cq_destroy = ipoib_shm_cq_destroy,
 	.poll_cq = ipoib_shm_poll_cq,
+	.cq_count = ipoib_shm_cq_count,
 	.srq_create = ipoib_shm_srq_create,
 	.srq_destroy = ipoib_shm_srq_destroy,
 	.srq_arm = ipoib_shm_srq_arm,

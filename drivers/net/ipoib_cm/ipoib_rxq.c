@@ -14,6 +14,7 @@
 
 #include <rte_malloc.h>
 #include <rte_mbuf_pool_ops.h>
+#include <rte_ring.h>
 
 #include "ipoib_cm.h"
 #include "ipoib_log.h"
@@ -408,4 +409,18 @@ ipoib_rxq_stop(struct ipoib_priv *priv, struct ipoib_rxq *rxq)
 	if (rxq->cq != NULL)
 		ops->cq_destroy(rxq->cq);
 	rxq->cq = NULL;
+}
+
+uint32_t
+ipoib_rx_queue_count(void *q)
+{
+	const struct ipoib_rxq *rxq = q;
+	const struct ipoib_hca_ops *ops = rxq->priv->ops;
+	uint32_t n = ops->cq_count(rxq->cq);
+
+	if (rxq->ud_cq != NULL)
+		n += ops->cq_count(rxq->ud_cq);
+	if (rxq->loopback != NULL)
+		n += rte_ring_count(rxq->loopback);
+	return n;
 }

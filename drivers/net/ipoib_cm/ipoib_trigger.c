@@ -192,6 +192,8 @@ ipoib_dev_start(struct rte_eth_dev *dev)
 		goto fail_queues;
 	dev->rx_pkt_burst = priv->srq ? ipoib_rx_burst_srq :
 					ipoib_rx_burst_nosrq;
+	dev->rx_queue_count = priv->ops->cq_count != NULL ?
+			      ipoib_rx_queue_count : NULL;
 	dev->tx_pkt_burst = ipoib_tx_burst;
 	for (q = 0; q < dev->data->nb_rx_queues; q++)
 		dev->data->rx_queue_state[q] = RTE_ETH_QUEUE_STATE_STARTED;

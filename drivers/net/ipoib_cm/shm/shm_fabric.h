@@ -196,6 +196,8 @@ void shm_mem_free(struct shm_fabric *f, struct shm_mem *mem);
 struct shm_cq *shm_cq_create(struct shm_port *p, uint32_t cqe);
 int shm_cq_destroy(struct shm_cq *cq);
 uint16_t shm_cq_poll(struct shm_cq *cq, struct shm_wc *wc, uint16_t n);
+/* Completions waiting on cq (control path: a poller makes it shrink). */
+uint32_t shm_cq_count(const struct shm_cq *cq);
 
 /* Shared receive queues. */
 struct shm_rq *shm_srq_create(struct shm_port *p, uint32_t max_wr,

@@ -52,6 +52,7 @@
 #define SHM_QPN_GEN(qpn)	(((qpn) >> 16) & 0xff)
 
 #define shm_load(p)		__atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define SHM_ANY_RQ		UINT64_MAX	/* shm_cq_pending() */
 #define shm_load_relaxed(p)	__atomic_load_n((p), __ATOMIC_RELAXED)
 #define shm_store(p, v)		__atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define shm_store_relaxed(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELAXED)

@@ -196,9 +196,9 @@ shm_cq_poll(struct shm_cq *cq, struct shm_wc *wc, uint16_t n)
 }
 
 /*
- * Completions of the queue at rq_off published on cq and not polled yet.
- * Control path: the consumer may be polling meanwhile, which only makes
- * the answer shrink.
+ * Completions of the queue at rq_off (SHM_ANY_RQ: of any) published on cq
+ * and not polled yet. Control path: the consumer may be polling meanwhile,
+ * which only makes the answer shrink.
  */
 static uint32_t
 shm_cq_pending(const struct shm_cq *cq, uint64_t rq_off)
@@ -210,10 +210,17 @@ shm_cq_pending(const struct shm_cq *cq, uint64_t rq_off)
 	for (h = shm_load(&c->head); h < t; h++) {
 		const struct shm_cqe *e = &c->cqe[h & c->mask];
 
-		if (shm_load(&e->seq) == h + 1 && e->rq_off == rq_off)
+		if (shm_load(&e->seq) == h + 1 &&
+		    (rq_off == SHM_ANY_RQ || e->rq_off == rq_off))
 			n++;
 	}
 	return n;
+}
+
+uint32_t
+shm_cq_count(const struct shm_cq *cq)
+{
+	return shm_cq_pending(cq, SHM_ANY_RQ);
 }
 
 /* ---- receive queues ------------------------------------------------------ */
