@@ -70,8 +70,7 @@ ipoib_conn_alloc(struct ipoib_priv *priv, struct ipoib_peer *peer,
 	for (i = 0; i < priv->nr_conns_max; i++) {
 		idx = (priv->conn_cursor + i) % priv->nr_conns_max;
 		if (priv->conns[idx] == NULL &&
-		    rte_rcu_qsbr_check(priv->pt.qsbr,
-				       priv->conn_slab[idx].token, false) == 1)
+		    ipoib_grace_passed(priv, priv->conn_slab[idx].token))
 			break;
 	}
 	if (i == priv->nr_conns_max)
@@ -248,7 +247,7 @@ ipoib_conn_try_destroy(struct ipoib_priv *priv, struct ipoib_conn *c)
 	}
 	if (__atomic_load_n(&c->ring.outstanding, __ATOMIC_ACQUIRE) != 0)
 		return false;
-	if (rte_rcu_qsbr_check(priv->pt.qsbr, c->token, false) != 1)
+	if (!ipoib_grace_passed(priv, c->token))
 		return false;
 	if (c->qp != NULL && priv->ops->qp_destroy(c->qp) == -EBUSY)
 		return false;

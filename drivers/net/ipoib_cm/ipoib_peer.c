@@ -341,6 +341,30 @@ ipoib_peer_forget(struct ipoib_priv *priv, struct ipoib_peer *peer)
 	pt->nr_deferred++;
 }
 
+bool
+ipoib_grace_passed(struct ipoib_priv *priv, uint64_t token)
+{
+	const struct rte_eth_dev_data *d = priv->eth_dev->data;
+	uint16_t q;
+
+	if (rte_rcu_qsbr_check(priv->pt.qsbr, token, false) != 1)
+		return false;
+	/*
+	 * The RCU orders the bursts' reads before this with fences, which
+	 * ThreadSanitizer does not model: acquire what each queue released
+	 * when its last burst left, which says the same where it looks.
+	 */
+	for (q = 0; q < d->nb_rx_queues; q++)
+		if (d->rx_queues[q] != NULL)
+			ipoib_queue_enter(&((const struct ipoib_rxq *)
+					    d->rx_queues[q])->handoff);
+	for (q = 0; q < d->nb_tx_queues; q++)
+		if (d->tx_queues[q] != NULL)
+			ipoib_queue_enter(&((const struct ipoib_txq *)
+					    d->tx_queues[q])->handoff);
+	return true;
+}
+
 /* Control thread: give back the peers every queue has stopped seeing. */
 void
 ipoib_peers_reclaim(struct ipoib_priv *priv)
@@ -349,7 +373,7 @@ ipoib_peers_reclaim(struct ipoib_priv *priv)
 	uint32_t i = 0, j;
 
 	while (i < pt->nr_deferred &&
-	       rte_rcu_qsbr_check(pt->qsbr, pt->deferred[i].token, false) == 1) {
+	       ipoib_grace_passed(priv, pt->deferred[i].token)) {
 		struct ipoib_peer *peer = &pt->peers[pt->deferred[i].index];
 
 		priv->ops->ah_destroy(peer->ah);

@@ -111,6 +111,11 @@ struct ipoib_peer *ipoib_peer_by_hw(struct ipoib_priv *priv,
 struct ipoib_peer *ipoib_peer_learn(struct ipoib_priv *priv,
 				    const struct ipoib_hwaddr *hw);
 void ipoib_peer_forget(struct ipoib_priv *priv, struct ipoib_peer *peer);
+/*
+ * Control thread: every burst that was running when token was taken has
+ * left (rte_rcu_qsbr_check()), so what it could see may be freed.
+ */
+bool ipoib_grace_passed(struct ipoib_priv *priv, uint64_t token);
 void ipoib_peers_reclaim(struct ipoib_priv *priv);
 int ipoib_peer_resolve(void *arg, const struct rte_ether_addr *mac,
 		       struct ipoib_hwaddr *hw);
