@@ -374,4 +374,20 @@ void ipoib_ctrl_stop(struct ipoib_priv *priv);
 
 uint64_t ipoib_now_ns(void);
 
+/* Take over every queue of the port from the threads that used it last. */
+static inline void
+ipoib_queues_enter(const struct rte_eth_dev_data *d)
+{
+	uint16_t q;
+
+	for (q = 0; q < d->nb_rx_queues; q++)
+		if (d->rx_queues[q] != NULL)
+			ipoib_queue_enter(&((const struct ipoib_rxq *)
+					    d->rx_queues[q])->handoff);
+	for (q = 0; q < d->nb_tx_queues; q++)
+		if (d->tx_queues[q] != NULL)
+			ipoib_queue_enter(&((const struct ipoib_txq *)
+					    d->tx_queues[q])->handoff);
+}
+
 #endif /* IPOIB_CM_H */

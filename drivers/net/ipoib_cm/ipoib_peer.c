@@ -344,9 +344,6 @@ ipoib_peer_forget(struct ipoib_priv *priv, struct ipoib_peer *peer)
 bool
 ipoib_grace_passed(struct ipoib_priv *priv, uint64_t token)
 {
-	const struct rte_eth_dev_data *d = priv->eth_dev->data;
-	uint16_t q;
-
 	if (rte_rcu_qsbr_check(priv->pt.qsbr, token, false) != 1)
 		return false;
 	/*
@@ -354,14 +351,7 @@ ipoib_grace_passed(struct ipoib_priv *priv, uint64_t token)
 	 * ThreadSanitizer does not model: acquire what each queue released
 	 * when its last burst left, which says the same where it looks.
 	 */
-	for (q = 0; q < d->nb_rx_queues; q++)
-		if (d->rx_queues[q] != NULL)
-			ipoib_queue_enter(&((const struct ipoib_rxq *)
-					    d->rx_queues[q])->handoff);
-	for (q = 0; q < d->nb_tx_queues; q++)
-		if (d->tx_queues[q] != NULL)
-			ipoib_queue_enter(&((const struct ipoib_txq *)
-					    d->tx_queues[q])->handoff);
+	ipoib_queues_enter(priv->eth_dev->data);
 	return true;
 }
 

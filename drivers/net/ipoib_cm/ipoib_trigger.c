@@ -226,15 +226,9 @@ ipoib_dev_stop(struct rte_eth_dev *dev)
 	ipoib_link_report(priv, false);
 	ipoib_set_stopped_bursts(dev);
 	/* no burst runs any more: nothing holds peers or connections */
-	for (q = 0; q < dev->data->nb_tx_queues; q++) {
-		struct ipoib_txq *txq = dev->data->tx_queues[q];
-
-		ipoib_queue_enter(&txq->handoff);
+	ipoib_queues_enter(dev->data);
+	for (q = 0; q < dev->data->nb_tx_queues; q++)
 		dev->data->tx_queue_state[q] = RTE_ETH_QUEUE_STATE_STOPPED;
-	}
-	for (q = 0; q < dev->data->nb_rx_queues; q++)
-		ipoib_queue_enter(&((struct ipoib_rxq *)
-				    dev->data->rx_queues[q])->handoff);
 	ipoib_ctrl_stop(priv);
 	ipoib_peers_reset_pending(priv);
 	for (q = 0; q < dev->data->nb_rx_queues; q++) {
