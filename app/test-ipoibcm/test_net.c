@@ -90,6 +90,19 @@ test_net_rounds(struct test_net *net, const unsigned int *peers,
 }
 
 
+void
+test_net_poll(struct test_net *net)
+{
+	struct rte_mbuf *rx[32];
+	unsigned int i;
+	uint16_t n;
+
+	for (i = 0; i <= net->n; i++) {
+		n = rte_eth_rx_burst(net->port[i], 0, rx, RTE_DIM(rx));
+		rte_pktmbuf_free_bulk(rx, n);
+	}
+}
+
 enum rte_pmd_ipoibcm_peer_state
 test_net_peer_state(uint16_t port, const struct rte_ether_addr *mac)
 {
@@ -105,8 +118,7 @@ test_net_connect(struct test_net *net, unsigned int p,
 		 uint64_t passive_before, uint32_t seq)
 {
 	uint64_t deadline = test_now_ms() + TEST_NET_TIMEOUT_MS;
-	struct rte_mbuf *m, *rx[4];
-	uint16_t n;
+	struct rte_mbuf *m;
 
 	do {
 		TEST_ASSERT(test_now_ms() < deadline, "%u: connected to %u",
@@ -116,8 +128,7 @@ test_net_connect(struct test_net *net, unsigned int p,
 		TEST_ASSERT(m != NULL, "frame");
 		if (rte_eth_tx_burst(net->port[0], 0, &m, 1) == 0)
 			rte_pktmbuf_free(m);
-		n = rte_eth_rx_burst(net->port[p], 0, rx, RTE_DIM(rx));
-		rte_pktmbuf_free_bulk(rx, n);
+		test_net_poll(net);
 	} while (test_net_peer_state(net->port[0], &net->mac[p]) !=
 		 RTE_PMD_IPOIBCM_PEER_CONNECTED);
 	/* and p took the RTU: the connection is up at both ends */

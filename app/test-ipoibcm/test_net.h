@@ -37,6 +37,11 @@ int test_net_round(struct test_net *net, const unsigned int *peers,
 int test_net_rounds(struct test_net *net, const unsigned int *peers,
 		    unsigned int np, unsigned int rounds, uint32_t seq0);
 
+/*
+ * One burst from every port's queue 0, dropped: as an application polls,
+ * so that flushed receives of torn down connections come back.
+ */
+void test_net_poll(struct test_net *net);
 /* The state of port's peer mac (UD-only when it has none). */
 enum rte_pmd_ipoibcm_peer_state test_net_peer_state(uint16_t port,
 		const struct rte_ether_addr *mac);
