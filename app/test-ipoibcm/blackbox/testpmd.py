@@ -12,8 +12,11 @@ import time
 from ipoibtest import EAL, ENV, TESTPMD, plugin
 
 PROMPT = "testpmd> "
-# what testpmd prints when an event arrives, from the thread that raised it
-EVENT = re.compile(r"\nPort \d+: [A-Za-z ]+ event\n")
+# What other threads print at any time: testpmd's report of an event (from
+# the thread that raised it) and the driver's log lines ("function(): ...",
+# its functions are ipoib_* and shm_*).
+ASYNC = re.compile(r"\nPort \d+: [A-Za-z ]+ event\n|"
+                   r"(?:ipoib|shm)_\w*\(\): [^\n]*\n")
 
 
 class TestPmd:
@@ -52,15 +55,15 @@ class TestPmd:
     def _until_prompt(self, timeout):
         """Output up to the next prompt; what follows it is kept.
 
-        testpmd prints some events (link changes, resets) whenever they
-        happen, from the thread that raised them, so the prompt is not
+        testpmd prints events (link changes, resets) and the driver logs
+        whenever they happen, from other threads, so the prompt is not
         always the last thing read, and as cmdline writes the prompt a
-        character at a time, an event can even land inside it: events are
+        character at a time, such lines can even land inside it: they are
         taken out before looking for the prompt, and kept in the log.
         """
         buf = self.pending
         deadline = time.monotonic() + timeout
-        while PROMPT not in EVENT.sub("", buf):
+        while PROMPT not in ASYNC.sub("", buf):
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError("%s: no prompt; output so far:\n%s" %
@@ -70,8 +73,8 @@ class TestPmd:
                 raise RuntimeError("%s exited (%s):\n%s" %
                                    (self.name, self.p.poll(), buf[-3000:]))
             buf += data.replace("\r\n", "\n")
-        out, self.pending = EVENT.sub("", buf).split(PROMPT, 1)
-        self.log.append(out + "".join(EVENT.findall(buf)))
+        out, self.pending = ASYNC.sub("", buf).split(PROMPT, 1)
+        self.log.append(out + "".join(ASYNC.findall(buf)))
         return out
 
     def cmd(self, line, timeout=60):
