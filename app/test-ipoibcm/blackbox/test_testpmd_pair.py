@@ -15,7 +15,7 @@ import sys
 import time
 
 from ipoibtest import check, done
-from testpmd import TestPmd
+from testpmd import TestPmd, bounce
 
 SRQ = sys.argv[1]
 FABRIC = "bb_pair_%s_%d" % (SRQ, os.getpid())
@@ -87,28 +87,7 @@ def measure(a, b, spec, size):
 
 def ping_pong(a, b, a_mac, b_mac):
     """mac forwarding on both sides: frames bounce between the hosts."""
-    b.cmd("set eth-peer 0 %s" % a_mac)
-    for t in (a, b):
-        t.cmd("set fwd mac")
-        t.cmd("set txpkts 1500")
-        t.cmd("clear port stats 0")
-    b.cmd("start")
-    a.cmd("start tx_first 4")
-    time.sleep(RUN_S)	# frames bounce for a while
-    # stop one side at a time; the other drains what is in flight
-    a.cmd("stop")
-    a.cmd("set fwd rxonly")
-    a.cmd("start")
-    b.cmd("stop")
-    b.cmd("set fwd rxonly")
-    b.cmd("start")
-    sa, sb = a.stats(), b.stats()
-    deadline = time.monotonic() + 30
-    while (sa["rx"] != sb["tx"] or sb["rx"] != sa["tx"]) and \
-            time.monotonic() < deadline:
-        sa, sb = a.stats(), b.stats()
-    a.cmd("stop")
-    b.cmd("stop")
+    sa, sb = bounce(a, b, a_mac, RUN_S, 30)
     print("  ping-pong: A tx %d rx %d, B tx %d rx %d" %
           (sa["tx"], sa["rx"], sb["tx"], sb["rx"]), flush=True)
     check(sa["tx"] > 128, "ping-pong: frames bounced (%d)" % sa["tx"])

@@ -159,3 +159,33 @@ class TestPmd:
         self.p.kill()
         self.p.wait()
         os.close(self.master)
+
+
+def bounce(a, b, a_mac, run_s, settle_s):
+    """mac forwarding on both sides: frames bounce between the hosts.
+
+    b sends back to a_mac (a's own peer is set by the caller). After
+    run_s, one side at a time stops forwarding and only receives, so what
+    was in flight lands; returns both hosts' stats once each one's rx
+    equals the other's tx, or after settle_s.
+    """
+    b.cmd("set eth-peer 0 %s" % a_mac)
+    for t in (a, b):
+        t.cmd("set fwd mac")
+        t.cmd("set txpkts 1500")
+        t.cmd("clear port stats 0")
+    b.cmd("start")
+    a.cmd("start tx_first 4")
+    time.sleep(run_s)	# frames bounce for a while
+    for t in (a, b):
+        t.cmd("stop")
+        t.cmd("set fwd rxonly")
+        t.cmd("start")
+    sa, sb = a.stats(), b.stats()
+    deadline = time.monotonic() + settle_s
+    while (sa["rx"] != sb["tx"] or sb["rx"] != sa["tx"]) and \
+            time.monotonic() < deadline:
+        sa, sb = a.stats(), b.stats()
+    a.cmd("stop")
+    b.cmd("stop")
+    return sa, sb

@@ -28,7 +28,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "blackbox"))
 from ipoibtest import check, done  # noqa: E402
-from testpmd import TestPmd  # noqa: E402
+from testpmd import TestPmd, bounce  # noqa: E402
 
 DEV = os.environ.get("RXE_DEV", "")
 GID_INDEX = os.environ.get("RXE_GID_INDEX", "")
@@ -175,28 +175,7 @@ def measure(a, b, spec, size):
 
 def ping_pong(a, b, a_mac):
     """mac forwarding on both sides: frames bounce between the hosts."""
-    b.cmd("set eth-peer 0 %s" % a_mac)
-    for t in (a, b):
-        t.cmd("set fwd mac")
-        t.cmd("set txpkts 1500")
-        t.cmd("clear port stats 0")
-    b.cmd("start")
-    a.cmd("start tx_first 4")
-    time.sleep(RUN_S)
-    a.cmd("stop")
-    a.cmd("set fwd rxonly")
-    a.cmd("start")
-    b.cmd("stop")
-    b.cmd("set fwd rxonly")
-    b.cmd("start")
-    sa, sb = a.stats(), b.stats()
-    deadline = time.monotonic() + SETTLE_S
-    while (sa["rx"] != sb["tx"] or sb["rx"] != sa["tx"]) and \
-            time.monotonic() < deadline:
-        time.sleep(0.2)
-        sa, sb = a.stats(), b.stats()
-    a.cmd("stop")
-    b.cmd("stop")
+    sa, sb = bounce(a, b, a_mac, RUN_S, SETTLE_S)
     counters(a, "ping-pong")
     counters(b, "ping-pong")
     print("  ping-pong: A tx %d rx %d, B tx %d rx %d" %
