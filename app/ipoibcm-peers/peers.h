@@ -231,6 +231,8 @@ unsigned int peers_poll_cq(struct peers *P);
 void peers_rx_frame(struct peers *P, uint32_t host, uint32_t peer,
 		    const uint8_t *sgid, uint32_t src_qp, bool mcast,
 		    bool rc, const uint8_t *frame, uint32_t len);
+uint32_t peers_rx_mcast_host(const struct peers *P, const uint8_t *frame,
+			     uint32_t len);
 
 /* peers_table.c: peers, address handles, connection slots */
 int peers_tables_init(struct peers *P);

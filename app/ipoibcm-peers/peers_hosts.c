@@ -1,10 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright(c) 2026 The net_ipoibcm authors
  *
- * The fabric side of the emulated hosts: one port, UD QP, address record
- * and multicast memberships each; one CQ and two SRQs for all of them
- * (created on host 0's port: the fabric lets QPs of every port of a
- * process use them); the receive buffers and their reposting.
+ * The fabric side of the emulated hosts: one port, UD QP and address
+ * record each; one CQ and two SRQs for all of them (created on host 0's
+ * port: the fabric lets QPs of every port of a process use them); the
+ * receive buffers and their reposting.
+ *
+ * Host 0's QP is the one member of the broadcast and all-nodes groups for
+ * every host, and hands each frame to the host it addresses, as a switch
+ * fans a group out to ports: with a member per host, every ARP request
+ * would cost the fabric one copy per host, 10^8 copies to resolve 10,000
+ * hosts. A host also joins its own solicited-node group while there are
+ * groups.
  */
 
 #include <errno.h>
@@ -119,7 +126,7 @@ fail_errno:
 	return ret;
 }
 
-/* Broadcast, all-nodes and (while the fabric has groups) solicited-node. */
+/* Host 0: broadcast and all-nodes; each: solicited-node, while there are. */
 static int
 peers_host_join(struct peers *P, struct peers_host *h)
 {
@@ -128,6 +135,8 @@ peers_host_join(struct peers *P, struct peers_host *h)
 	uint8_t mgid[IPOIB_GID_LEN], group[16];
 	int ret;
 
+	if (h != &P->hosts[0])
+		goto solicited;
 	ipoib_mgid_bcast(mgid, pkey);
 	ret = shm_mcast_attach(h->ud, mgid);
 	if (ret < 0) {
@@ -147,6 +156,7 @@ peers_host_join(struct peers *P, struct peers_host *h)
 	 * fit. The first hosts get theirs; the others answer solicitations
 	 * sent unicast or to all-nodes.
 	 */
+solicited:
 	if (P->sol_full || P->sol_groups >= PEERS_SOL_GROUPS)
 		return 0;
 	pk_ipv6_solicited(group, h->ipv6);
@@ -259,7 +269,7 @@ peers_hosts_open(struct peers *P)
 	uint32_t n = P->conf.hosts, i;
 	int ret;
 
-	/* a broadcast lands on every host at once: room for two */
+	/* a datagram in flight to every host, twice over */
 	P->ud_bufs = 2 * n + 1024;
 	if (P->ud_bufs < PEERS_UD_BUFS_MIN)
 		P->ud_bufs = PEERS_UD_BUFS_MIN;
@@ -339,11 +349,24 @@ peers_hosts_close(struct peers *P)
 
 /* ---- receive ------------------------------------------------------------- */
 
+/* Whether a GID is one of the hosts' own (their GUIDs are consecutive). */
+static bool
+peers_gid_is_ours(const struct peers *P, const uint8_t *gid)
+{
+	uint64_t guid = 0;
+	unsigned int b;
+
+	for (b = 8; b < IPOIB_GID_LEN; b++)
+		guid = guid << 8 | gid[b];
+	return guid - P->conf.guid_base < P->nr_hosts;
+}
+
 static void
 peers_rx_ud(struct peers *P, const struct shm_wc *wc, const uint8_t *buf)
 {
-	const struct peers_host *h;
 	const uint8_t *sgid = buf + 8, *dgid = buf + 24;
+	const uint8_t *frame = buf + IPOIB_GRH_LEN;
+	uint32_t len = wc->byte_len - IPOIB_GRH_LEN, host = wc->qp_context;
 	bool mcast = dgid[0] == 0xff;
 
 	if (wc->status != SHM_WC_SUCCESS || wc->qp_context >= P->nr_hosts ||
@@ -352,14 +375,17 @@ peers_rx_ud(struct peers *P, const struct shm_wc *wc, const uint8_t *buf)
 		P->wc_errors++;
 		return;
 	}
-	h = &P->hosts[wc->qp_context];
-	if (mcast && wc->src_qp == h->qpn && wc->slid == h->lid) {
-		P->mcast_other++;	/* our own multicast, looped back */
-		return;
+	if (mcast) {
+		/* our own multicast, looped back, or for no host of ours */
+		host = peers_gid_is_ours(P, sgid) ? UINT32_MAX :
+		       peers_rx_mcast_host(P, frame, len);
+		if (host == UINT32_MAX) {
+			P->mcast_other++;
+			return;
+		}
 	}
-	peers_rx_frame(P, wc->qp_context, UINT32_MAX, sgid, wc->src_qp, mcast,
-		       false, buf + IPOIB_GRH_LEN,
-		       wc->byte_len - IPOIB_GRH_LEN);
+	peers_rx_frame(P, host, UINT32_MAX, sgid, wc->src_qp, mcast, false,
+		       frame, len);
 }
 
 static void

@@ -12,6 +12,7 @@
  * (RFC 1624), so the requester reassembles the reply.
  */
 
+#include <stddef.h>
 #include <string.h>
 
 #include "peers.h"
@@ -419,6 +420,55 @@ rx_ipv6(struct peers_rx *r, const uint8_t *ip, uint32_t len)
 		return;
 	}
 	rx_other(r);
+}
+
+/* The host an address names: its low 32 bits are host 0's IPv4 plus i. */
+static uint32_t
+mcast_host_of(const struct peers *P, uint32_t low32)
+{
+	uint32_t i = low32 - P->conf.ipv4;
+
+	return i < P->nr_hosts ? i : UINT32_MAX;
+}
+
+/*
+ * The one host a frame sent to a group concerns: an ARP request's target,
+ * a Neighbor Solicitation's target, else the IP destination. Hosts answer
+ * nothing else that comes to a group, so one member can take the groups'
+ * frames for all of them. UINT32_MAX: none of ours.
+ */
+uint32_t
+peers_rx_mcast_host(const struct peers *P, const uint8_t *frame,
+		    uint32_t len)
+{
+	const uint8_t *pkt = frame + IPOIB_HDR_LEN;
+
+	if (len < IPOIB_HDR_LEN)
+		return UINT32_MAX;
+	len -= IPOIB_HDR_LEN;
+	switch (pk_get16(frame)) {
+	case PK_ETH_P_ARP:
+		if (len < sizeof(struct ipoib_arp))
+			break;
+		return mcast_host_of(P, pk_get32(pkt +
+				offsetof(struct ipoib_arp, target_ip)));
+	case PK_ETH_P_IPV4:
+		if (len < PK_IPV4_HLEN)
+			break;
+		return mcast_host_of(P, pk_get32(pkt + 16));
+	case PK_ETH_P_IPV6:
+		if (len >= PK_IPV6_HLEN + 24 &&
+		    pkt[6] == PK_IPPROTO_ICMPV6 &&
+		    pkt[PK_IPV6_HLEN] == PK_ND_NEIGH_SOL)
+			return mcast_host_of(P, pk_get32(pkt + PK_IPV6_HLEN +
+							 8 + 12));
+		if (len < PK_IPV6_HLEN)
+			break;
+		return mcast_host_of(P, pk_get32(pkt + 24 + 12));
+	default:
+		break;
+	}
+	return UINT32_MAX;
 }
 
 /*
