@@ -47,19 +47,16 @@ for dir in build build-asan; do
 done
 dirs="build build-asan"
 if [ $# -eq 0 ]; then
-	# ThreadSanitizer: every suite but two. The control thread and the
-	# datapath meet in all of them; the black-box suites load the
-	# plugin into stock testpmd with libtsan preloaded. Not here: suite
-	# verbs (a QEMU guest with its own build) and suite scale (10,000
-	# hosts against time budgets an instrumented build cannot keep; the
-	# code they run is covered by the smaller emulator tests). gcc warns
-	# that TSan does not model atomic_thread_fence (rte_rcu_qsbr.h has
-	# one): not an error here.
+	# ThreadSanitizer: every suite but verbs (a QEMU guest with its own
+	# build). The control thread and the datapath meet in all of them;
+	# the black-box suites load the plugin into stock testpmd with
+	# libtsan preloaded. gcc warns that TSan does not model
+	# atomic_thread_fence (rte_rcu_qsbr.h has one): not an error here.
 	build build-tsan -Db_sanitize=thread -Dbuildtype=debug \
 		-Dc_args=-Wno-tsan
-	echo "=== meson test in build-tsan (all suites but verbs, scale)"
-	meson test -C build-tsan --no-suite verbs --no-suite scale \
-		--print-errorlogs || status=1
+	echo "=== meson test in build-tsan (all suites but verbs)"
+	meson test -C build-tsan --no-suite verbs --print-errorlogs ||
+		status=1
 	echo "=== devtools/fuzz.sh (build-fuzz)"
 	devtools/fuzz.sh || status=1
 	dirs="$dirs build-tsan build-fuzz"
