@@ -8,8 +8,14 @@
  */
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
 
 #include "shm_internal.h"
 #include "shm_log.h"
@@ -110,6 +116,18 @@ shm_cm_find_remote(struct shm_port *p, uint32_t port, uint32_t remote_id)
 }
 
 /*
+ * A mailbox's doorbell: a futex word in the fabric's shared memory, so a
+ * process wakes another's control thread. It counts, so a wait that read
+ * it before a ring returns at once (FUTEX_WAIT compares first).
+ */
+static void
+shm_bell_ring(uint32_t *bell)
+{
+	__atomic_fetch_add(bell, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, bell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/*
  * Put a message in the mailbox of port dst. Lost messages (full mailbox,
  * port gone, fault injection) are what retries are for.
  */
@@ -152,6 +170,7 @@ shm_cm_post(struct shm_port *p, uint32_t dst, struct shm_cm_msg *msg)
 	       (uint8_t *)msg + sizeof(msg->seq),
 	       sizeof(*msg) - sizeof(msg->seq));
 	shm_store(&slot->seq, t + 1);	/* pairs with shm_cm_poll() */
+	shm_bell_ring(&ring->bell);
 }
 
 /* Send the id's message and (for those that expect an answer) time it. */
@@ -443,6 +462,38 @@ shm_cm_poll(struct shm_port *p, struct shm_cm_event *ev, int n)
 			k++;
 	}
 	return k;
+}
+
+/*
+ * The bell is read before the mailbox: a message posted after the read
+ * changed the bell, and FUTEX_WAIT returns at once. A message held back
+ * by fault injection (deliver_ns) shortens the sleep to its time.
+ */
+void
+shm_cm_wait(struct shm_port *p, uint64_t timeout_ns)
+{
+	struct shm_cm_ring *ring = p->cm;
+	uint32_t bell = __atomic_load_n(&ring->bell, __ATOMIC_SEQ_CST);
+	uint64_t h = ring->head, now;
+	const struct shm_cm_msg *m = &ring->msg[h % SHM_CM_RING];
+	struct timespec ts;
+
+	if (shm_load(&m->seq) == h + 1) {
+		now = shm_now_ns();
+		if (m->deliver_ns <= now)
+			return;
+		if (m->deliver_ns - now < timeout_ns)
+			timeout_ns = m->deliver_ns - now;
+	}
+	ts.tv_sec = (time_t)(timeout_ns / 1000000000ULL);
+	ts.tv_nsec = (long)(timeout_ns % 1000000000ULL);
+	syscall(SYS_futex, &ring->bell, FUTEX_WAIT, bell, &ts, NULL, 0);
+}
+
+void
+shm_cm_wake(struct shm_port *p)
+{
+	shm_bell_ring(&p->cm->bell);
 }
 
 int

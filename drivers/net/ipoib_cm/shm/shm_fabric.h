@@ -283,6 +283,13 @@ int shm_cm_disconnect(struct shm_cm_id *id);
 void shm_cm_destroy(struct shm_cm_id *id);
 /* Progress messages and timers of port p; up to n events. */
 int shm_cm_poll(struct shm_port *p, struct shm_cm_event *ev, int n);
+/*
+ * Sleep until a message for port p may be due, shm_cm_wake() was called
+ * or timeout_ns passed (the owner's control thread; any process posts).
+ */
+void shm_cm_wait(struct shm_port *p, uint64_t timeout_ns);
+/* Cut a shm_cm_wait() of port p short, from any thread. */
+void shm_cm_wake(struct shm_port *p);
 
 /* Asynchronous events. */
 enum shm_async_type {

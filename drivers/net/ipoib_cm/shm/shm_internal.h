@@ -22,7 +22,7 @@
 #include "shm_fabric.h"
 
 #define SHM_MAGIC		0x69706f6962636d31ULL	/* "ipoibcm1" */
-#define SHM_VERSION		3
+#define SHM_VERSION		4
 /*
  * A process's arena is a set of segments, each a shared memory object
  * mapped whole: applications that mlockall() (testpmd does) lock every page
@@ -250,6 +250,7 @@ struct shm_cm_msg {
 
 struct shm_cm_ring {
 	uint64_t tail SHM_ALIGNED;	/* producers: CAS */
+	uint32_t bell;			/* futex: +1 per message or wake */
 	uint64_t head SHM_ALIGNED;	/* consumer */
 	struct shm_cm_msg msg[SHM_CM_RING];
 };
