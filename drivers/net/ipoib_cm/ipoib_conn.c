@@ -347,9 +347,13 @@ ipoib_conn_request(struct ipoib_priv *priv, struct ipoib_peer *peer)
 					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 		return;
 	if (rte_ring_enqueue(priv->connect_req,
-			     (void *)(uintptr_t)peer->index) != 0)
+			     (void *)(uintptr_t)peer->index) != 0) {
 		__atomic_store_n(&peer->state, IPOIB_PEER_NEW,
 				 __ATOMIC_RELEASE);
+		return;
+	}
+	/* once per connection attempt: the control thread need not poll */
+	priv->ops->ctrl_wake(priv->hca);
 }
 
 static void

@@ -4,7 +4,9 @@
  * The control thread: every control event of a port in one serialised
  * context. It polls the CM and async events, runs the connection timers,
  * and takes connection requests from the datapath. Telemetry and the API
- * read its state under ctrl_lock.
+ * read its state under ctrl_lock. With nothing to do it sleeps in the
+ * transport's ctrl_wait(), which a CM message or a connection request
+ * cuts short; the timers need it awake every IPOIB_CTRL_IDLE_NS at most.
  */
 
 #include <errno.h>
@@ -18,7 +20,7 @@
 #include "ipoib_conn.h"
 #include "ipoib_log.h"
 
-#define IPOIB_CTRL_IDLE_NS	1000000	/* sleep when there was nothing */
+#define IPOIB_CTRL_IDLE_NS	1000000	/* longest sleep with nothing to do */
 #define IPOIB_CONNECT_RING	4096
 
 /* One round of control work; true if there was any. */
@@ -48,7 +50,6 @@ static void *
 ipoib_ctrl_main(void *arg)
 {
 	struct ipoib_priv *priv = arg;
-	struct timespec idle = { 0, IPOIB_CTRL_IDLE_NS };
 
 	while (!__atomic_load_n(&priv->ctrl_stop, __ATOMIC_ACQUIRE)) {
 		bool work;
@@ -57,7 +58,7 @@ ipoib_ctrl_main(void *arg)
 		work = ipoib_ctrl_round(priv);
 		pthread_mutex_unlock(&priv->ctrl_lock);
 		if (!work)
-			nanosleep(&idle, NULL);
+			priv->ops->ctrl_wait(priv->hca, IPOIB_CTRL_IDLE_NS);
 	}
 	return NULL;
 }
@@ -110,6 +111,7 @@ ipoib_ctrl_stop(struct ipoib_priv *priv)
 	if (!priv->ctrl_running)
 		return;
 	__atomic_store_n(&priv->ctrl_stop, true, __ATOMIC_RELEASE);
+	priv->ops->ctrl_wake(priv->hca);
 	pthread_join(priv->ctrl_thread, NULL);
 	priv->ctrl_running = false;
 	priv->stopping = true;

@@ -306,6 +306,14 @@ struct ipoib_hca_ops {
 	void (*cm_destroy)(struct ipoib_cm_id *id);
 	/* Progress timers and messages; return up to n events. */
 	int (*cm_poll)(struct ipoib_hca *hca, struct ipoib_cm_event *ev, int n);
+	/*
+	 * The control thread's sleep: until a CM message or an async event
+	 * may be there, ctrl_wake() is called, or timeout_ns passes. It may
+	 * return early; it never holds an event back.
+	 */
+	void (*ctrl_wait)(struct ipoib_hca *hca, uint64_t timeout_ns);
+	/* Cut a ctrl_wait() short; any thread, the datapath included. */
+	void (*ctrl_wake)(struct ipoib_hca *hca);
 
 	int (*async_poll)(struct ipoib_hca *hca, struct ipoib_async_event *ev,
 			  int n);

@@ -450,6 +450,18 @@ ipoib_shm_cm_poll(struct ipoib_hca *hca, struct ipoib_cm_event *ev, int n)
 	return k;
 }
 
+static void
+ipoib_shm_ctrl_wait(struct ipoib_hca *hca, uint64_t timeout_ns)
+{
+	shm_cm_wait(hca->port, timeout_ns);
+}
+
+static void
+ipoib_shm_ctrl_wake(struct ipoib_hca *hca)
+{
+	shm_cm_wake(hca->port);
+}
+
 static int
 ipoib_shm_async_poll(struct ipoib_hca *hca, struct ipoib_async_event *ev,
 		     int n)
@@ -570,6 +582,8 @@ const struct ipoib_hca_ops ipoib_hca_shm_ops = {
 	.cm_disconnect = ipoib_shm_cm_disconnect,
 	.cm_destroy = ipoib_shm_cm_destroy,
 	.cm_poll = ipoib_shm_cm_poll,
+	.ctrl_wait = ipoib_shm_ctrl_wait,
+	.ctrl_wake = ipoib_shm_ctrl_wake,
 	.async_poll = ipoib_shm_async_poll,
 	.stats_get = ipoib_shm_stats_get,
 	.addr_publish = ipoib_shm_addr_publish,

@@ -456,6 +456,7 @@ ipoib_verbs_open(const struct ipoib_config *cfg, const char *dev_name,
 	hca = calloc(1, sizeof(*hca));
 	if (hca == NULL)
 		return -ENOMEM;
+	hca->wake_fd = -1;
 	rte_spinlock_init(&hca->qp_lock);
 	rte_spinlock_init(&hca->mr_lock);
 	hca->ctx = ipoib_verbs_open_device(cfg->dev, hca->dev_name,
@@ -1523,6 +1524,8 @@ const struct ipoib_hca_ops ipoib_hca_verbs_ops = {
 	.cm_disconnect = ipoib_verbs_cm_disconnect,
 	.cm_destroy = ipoib_verbs_cm_destroy,
 	.cm_poll = ipoib_verbs_cm_poll,
+	.ctrl_wait = ipoib_verbs_ctrl_wait,
+	.ctrl_wake = ipoib_verbs_ctrl_wake,
 	.async_poll = ipoib_verbs_async_poll,
 	.stats_get = ipoib_verbs_stats_get,
 	.addr_publish = ipoib_verbs_addr_publish,

@@ -124,6 +124,7 @@ struct ipoib_hca {
 	struct rte_ring *fatal;
 	/* connection management (ipoib_verbs_cm.c) */
 	struct rdma_event_channel *ch;
+	int wake_fd;			/* eventfd: ctrl_wake() */
 	struct ipoib_cm_id *listen[IPOIB_VERBS_LISTEN_MAX];
 	unsigned int nr_listen;
 	struct ipoib_cm_id *ids;	/* connections, for close */
@@ -175,6 +176,8 @@ int ipoib_verbs_cm_disconnect(struct ipoib_cm_id *id);
 void ipoib_verbs_cm_destroy(struct ipoib_cm_id *id);
 int ipoib_verbs_cm_poll(struct ipoib_hca *hca, struct ipoib_cm_event *ev,
 			int n);
+void ipoib_verbs_ctrl_wait(struct ipoib_hca *hca, uint64_t timeout_ns);
+void ipoib_verbs_ctrl_wake(struct ipoib_hca *hca);
 /* The HCA saw traffic on a QP whose RTU has not come: establish it. */
 void ipoib_verbs_cm_comm_est(struct ipoib_hca_qp *qp);
 /* The QP is going away: forget the connection's reference to it. */

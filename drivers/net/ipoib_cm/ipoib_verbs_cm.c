@@ -48,9 +48,13 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <infiniband/ib.h>
 #include <rte_common.h>
@@ -770,24 +774,71 @@ ipoib_verbs_cm_poll(struct ipoib_hca *hca, struct ipoib_cm_event *ev, int n)
 	return k;
 }
 
+/* Sleep on the rdma_cm channel, the async events and the wake eventfd. */
+void
+ipoib_verbs_ctrl_wait(struct ipoib_hca *hca, uint64_t timeout_ns)
+{
+	struct pollfd fds[] = {
+		{ .fd = hca->ch->fd, .events = POLLIN },
+		{ .fd = hca->ctx->async_fd, .events = POLLIN },
+		{ .fd = hca->wake_fd, .events = POLLIN },
+	};
+	struct timespec ts = {
+		.tv_sec = (time_t)(timeout_ns / 1000000000ULL),
+		.tv_nsec = (long)(timeout_ns % 1000000000ULL),
+	};
+	uint64_t v;
+
+	if (hca->nr_pend > 0)
+		return;
+	if (ppoll(fds, RTE_DIM(fds), &ts, NULL) > 0 &&
+	    (fds[2].revents & POLLIN) &&
+	    read(hca->wake_fd, &v, sizeof(v)) < 0)
+		IPOIB_LOG_RATELIMIT(DEBUG, "%s: wake eventfd: %s", hca->name,
+				    strerror(errno));
+}
+
+void
+ipoib_verbs_ctrl_wake(struct ipoib_hca *hca)
+{
+	uint64_t one = 1;
+
+	/* EAGAIN: the counter is full, the thread wakes anyway */
+	if (write(hca->wake_fd, &one, sizeof(one)) < 0)
+		IPOIB_LOG_RATELIMIT(DEBUG, "%s: wake eventfd: %s", hca->name,
+				    strerror(errno));
+}
+
 int
 ipoib_verbs_cm_open(struct ipoib_hca *hca)
 {
 	int fl;
 
+	hca->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (hca->wake_fd < 0) {
+		IPOIB_LOG(ERR, "%s: no eventfd: %s", hca->dev_name,
+			  strerror(errno));
+		return -errno;
+	}
 	hca->ch = rdma_create_event_channel();
 	if (hca->ch == NULL) {
 		IPOIB_LOG(ERR, "%s: no rdma_cm event channel (is rdma_ucm "
 			  "loaded?): %s", hca->dev_name, strerror(errno));
-		return -(errno ? errno : ENODEV);
+		fl = -(errno ? errno : ENODEV);
+		goto fail_fd;
 	}
 	fl = fcntl(hca->ch->fd, F_GETFL);
 	if (fl < 0 || fcntl(hca->ch->fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+		fl = -errno;
 		rdma_destroy_event_channel(hca->ch);
 		hca->ch = NULL;
-		return -errno;
+		goto fail_fd;
 	}
 	return 0;
+fail_fd:
+	close(hca->wake_fd);
+	hca->wake_fd = -1;
+	return fl;
 }
 
 void
@@ -809,6 +860,9 @@ ipoib_verbs_cm_close(struct ipoib_hca *hca)
 	if (hca->ch != NULL)
 		rdma_destroy_event_channel(hca->ch);
 	hca->ch = NULL;
+	if (hca->wake_fd >= 0)
+		close(hca->wake_fd);
+	hca->wake_fd = -1;
 }
 
 /* ---- multicast ----------------------------------------------------------- */
