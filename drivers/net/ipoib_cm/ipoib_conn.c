@@ -821,14 +821,15 @@ ipoib_conn_timers(struct ipoib_priv *priv, uint64_t now)
 		ipoib_evict(priv, now);
 		ipoib_peers_gc(priv, now);
 	}
+	/* a teardown ends as soon as it can: the table is a few KiB */
+	if (priv->nr_draining > 0 || priv->nr_dead_pools > 0)
+		ipoib_conn_reap_drained(priv);
 	/* the scans below are for a few tens of milliseconds at most */
 	if (now < priv->next_tick_ns)
 		return;
 	priv->next_tick_ns = now + IPOIB_TICK_NS;
 	if (priv->nr_spilled > 0)
 		ipoib_promote(priv, now);
-	if (priv->nr_draining > 0 || priv->nr_dead_pools > 0)
-		ipoib_conn_reap_drained(priv);
 	ipoib_peers_reclaim(priv);
 }
 

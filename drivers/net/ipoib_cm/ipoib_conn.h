@@ -12,7 +12,7 @@
 #define IPOIB_RNR_RETRY		7	/* IBTA: retry for ever */
 #define IPOIB_CM_RETRIES	15	/* Linux: max_cm_retries */
 #define IPOIB_SAMPLE_NS		(1000000000ULL)	/* activity sampling */
-#define IPOIB_TICK_NS		(10000000ULL)	/* promotion, drain checks */
+#define IPOIB_TICK_NS		(10000000ULL)	/* promotion, peer reclaim */
 #define IPOIB_BUSY_PPS		10	/* a spilled peer this busy may evict */
 #define IPOIB_EVICT_IDLE_NS	(2ULL * 1000000000ULL)
 #define IPOIB_PEER_STALE_NS	(600ULL * 1000000000ULL)	/* reap_idle=0 */
