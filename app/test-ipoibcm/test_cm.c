@@ -139,15 +139,79 @@ test_cm_budget(void)
 			    i < 3 ? "connected" : "refused: no resources");
 	}
 	TEST_ASSERT_EQ(test_xstat(net.port[0], "conns_rx"), 3, "3 accepted");
-	TEST_ASSERT(test_xstat(net.port[0], "mem_used_bytes") <=
+	TEST_ASSERT(test_xstat(net.port[0], "mem_used_bytes") +
+		    test_xstat(net.port[0], "mem_spare_bytes") <=
 		    test_xstat(net.port[0], "mem_budget_bytes"),
-		    "budget never exceeded");
+		    "budget never exceeded, spare pools included");
 	TEST_RUN(test_net_rounds(&net, peers, 4, 10, 100));	/* all served */
 	test_net_close(&net);
 	return 0;
 }
 REGISTER_IPOIB_TEST(cm_budget, test_cm_budget,
 		    "non-SRQ mem_budget fits 3: the 4th is refused, served");
+
+/*
+ * A disconnects from B; poll until neither holds a connection any more
+ * and B's spare pools come to spare bytes.
+ */
+static int
+close_and_wait(struct test_net *net, uint64_t spare)
+{
+	uint64_t deadline = test_now_ms() + TIMEOUT_MS, left;
+	unsigned int i;
+
+	TEST_ASSERT(rte_pmd_ipoibcm_peer_disconnect(net->port[0],
+						    &net->mac[1]) >= 1,
+		    "disconnected");
+	do {
+		test_net_poll(net);
+		left = test_xstat(net->port[1], "mem_spare_bytes") != spare;
+		for (i = 0; i <= net->n; i++)
+			left += test_xstat(net->port[i],
+					   "mem_conn_host_bytes");
+	} while (left > 0 && test_now_ms() < deadline);
+	TEST_ASSERT_EQ(left, 0, "connections freed, spare pools as expected");
+	TEST_ASSERT_EQ(test_xstat(net->port[1], "mem_used_bytes"), 0,
+		       "nothing charged");
+	return 0;
+}
+
+/*
+ * Non-SRQ: a torn-down connection's pool serves the next, then goes. A
+ * (SRQ) connects to B (non-SRQ), frames one way: B's passive connections
+ * are the only ones with a pool.
+ */
+static int
+test_cm_spare_pool(void)
+{
+	struct test_net net;
+	uint64_t per_conn;
+
+	TEST_RUN(test_net_open(&net, "t_cm_spare", "", "srq=off", 1));
+	TEST_RUN(test_net_connect(&net, 1, 0, 0));
+	per_conn = test_xstat(net.port[1], "mem_used_bytes");
+	TEST_ASSERT(per_conn > 0 && per_conn < UINT64_MAX, "charged");
+	TEST_ASSERT_EQ(test_xstat(net.port[1], "mem_spare_bytes"), 0,
+		       "no spare yet");
+	/* the pool, idle once the connection is gone, is kept */
+	TEST_RUN(close_and_wait(&net, per_conn));
+	/* A connects again: the same pool, no new one */
+	TEST_RUN(test_net_connect(&net, 1, 1, 1));
+	TEST_ASSERT_EQ(test_xstat(net.port[1], "conn_pool_reuses"), 1,
+		       "the spare pool reused");
+	TEST_ASSERT_EQ(test_xstat(net.port[1], "mem_used_bytes"), per_conn,
+		       "charged as before");
+	TEST_ASSERT_EQ(test_xstat(net.port[1], "mem_spare_bytes"), 0,
+		       "the spare taken");
+	/* closed again: kept, then freed after a second unused */
+	TEST_RUN(close_and_wait(&net, 0));
+	TEST_ASSERT_EQ(test_xstat(net.port[1], "conn_pool_reuses"), 1,
+		       "no other reuse");
+	test_net_close(&net);
+	return 0;
+}
+REGISTER_IPOIB_TEST(cm_spare_pool, test_cm_spare_pool,
+		    "non-SRQ: an idle pool serves the next connection, then goes");
 
 /* Idle connections are reaped; a busy spilled peer is then promoted. */
 static int

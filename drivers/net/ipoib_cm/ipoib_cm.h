@@ -276,6 +276,7 @@ struct ipoib_ctrl_stats {
 	uint64_t cm_malformed;
 	uint64_t drain_timeouts;	/* slow to drain: rx queue not polled */
 	uint64_t peers_forgotten;	/* idle, unconnected: table entry freed */
+	uint64_t pool_reuses;		/* non-SRQ: spare pools taken */
 };
 
 struct ipoib_mcast {
@@ -321,6 +322,10 @@ struct ipoib_priv {
 	uint32_t nr_draining;		/* connections in DRAINING */
 	struct ipoib_pool dead_pools[256];	/* waiting for their mbufs */
 	uint32_t nr_dead_pools;
+	struct ipoib_pool spare_pools[4];	/* idle, for the next conn */
+	uint32_t nr_spare_pools;
+	uint64_t spare_bytes;		/* their fabric memory */
+	uint64_t spare_used_ns;		/* last kept or taken */
 	uint64_t srq_limit_events;
 	uint64_t port_down_events;
 	/* control thread */

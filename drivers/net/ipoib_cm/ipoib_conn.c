@@ -208,23 +208,77 @@ ipoib_conn_close(struct ipoib_priv *priv, struct ipoib_conn *c,
 }
 
 /* Release a connection's receive buffers and its charge to the budget. */
+/*
+ * Spare pools. Creating a non-SRQ connection's pool (a mempool, fabric
+ * memory faulted in, every mbuf initialised) is most of what a non-SRQ
+ * setup costs, so an idle one is kept for the next connection: up to
+ * IPOIB_SPARE_POOLS, while what connections hold plus the spares fits
+ * mem_budget, and for IPOIB_SPARE_NS after last use.
+ */
+static bool
+ipoib_pools_keep(struct ipoib_priv *priv, struct ipoib_pool *pool)
+{
+	if (priv->nr_spare_pools == IPOIB_SPARE_POOLS || priv->stopping ||
+	    priv->mem_used + priv->spare_bytes + pool->mem.len >
+	    priv->cfg.mem_budget)
+		return false;
+	priv->spare_pools[priv->nr_spare_pools++] = *pool;
+	priv->spare_bytes += pool->mem.len;
+	priv->spare_used_ns = ipoib_now_ns();
+	pool->mp = NULL;
+	return true;
+}
+
+/* A spare of n mbufs of data_room bytes, into pool. */
+static bool
+ipoib_pools_take(struct ipoib_priv *priv, struct ipoib_pool *pool,
+		 uint32_t n, uint32_t data_room)
+{
+	uint32_t i;
+
+	for (i = 0; i < priv->nr_spare_pools; i++) {
+		struct ipoib_pool *sp = &priv->spare_pools[i];
+
+		if (sp->mp->size != n || rte_pktmbuf_data_room_size(sp->mp) !=
+		    data_room)
+			continue;
+		*pool = *sp;
+		priv->spare_bytes -= sp->mem.len;
+		*sp = priv->spare_pools[--priv->nr_spare_pools];
+		priv->spare_used_ns = ipoib_now_ns();
+		priv->cstats.pool_reuses++;
+		return true;
+	}
+	return false;
+}
+
+void
+ipoib_pools_spare_free(struct ipoib_priv *priv)
+{
+	while (priv->nr_spare_pools > 0) {
+		struct ipoib_pool *sp =
+			&priv->spare_pools[--priv->nr_spare_pools];
+
+		priv->spare_bytes -= sp->mem.len;
+		ipoib_pool_free(priv, sp);
+	}
+}
+
 static void
 ipoib_conn_release_buffers(struct ipoib_priv *priv, struct ipoib_conn *c)
 {
 	if (c->ring.bufs != NULL)
 		ipoib_rx_ring_release(&c->ring);
+	priv->mem_used -= c->charged;
+	c->charged = 0;
 	if (c->pool != NULL) {
-		if (ipoib_pool_idle(c->pool)) {
+		if (!ipoib_pool_idle(c->pool))
+			ipoib_pools_defer(priv, c->pool);  /* the app has some */
+		else if (!ipoib_pools_keep(priv, c->pool))
 			ipoib_pool_free(priv, c->pool);
-		} else {
-			/* the application holds some: free it later */
-			ipoib_pools_defer(priv, c->pool);
-		}
 		rte_free(c->pool);
 		c->pool = NULL;
 	}
-	priv->mem_used -= c->charged;
-	c->charged = 0;
 }
 
 /*
@@ -437,15 +491,18 @@ ipoib_conn_buffers(struct ipoib_priv *priv, struct ipoib_conn *c,
 	uint32_t room = rte_pktmbuf_data_room_size(rxq->app_mp);
 	uint32_t segs = (priv->rc_buf + room - RTE_PKTMBUF_HEADROOM - 1) /
 			(room - RTE_PKTMBUF_HEADROOM);
+	uint32_t n = ipoib_conn_pool_size(rxq->nb_desc, segs);
 	int ret;
 
 	c->pool = rte_zmalloc("ipoib_conn_pool", sizeof(*c->pool), 0);
 	if (c->pool == NULL)
 		return -ENOMEM;
-	ret = ipoib_pool_create(priv, c->pool, "conn", "c",
-				ipoib_conn_pool_size(rxq->nb_desc, segs), room);
-	if (ret < 0)
-		return ret;
+	if (!ipoib_pools_take(priv, c->pool, n, room)) {
+		ipoib_pools_spare_free(priv);	/* another geometry */
+		ret = ipoib_pool_create(priv, c->pool, "conn", "c", n, room);
+		if (ret < 0)
+			return ret;
+	}
 	c->charged = c->pool->mem.len;
 	priv->mem_used += c->charged;
 	return ipoib_rx_ring_alloc(&c->ring, c->pool, rxq->nb_desc,
@@ -820,6 +877,8 @@ ipoib_conn_timers(struct ipoib_priv *priv, uint64_t now)
 		ipoib_reap(priv, now);
 		ipoib_evict(priv, now);
 		ipoib_peers_gc(priv, now);
+		if (now - priv->spare_used_ns > IPOIB_SPARE_NS)
+			ipoib_pools_spare_free(priv);
 	}
 	/* a teardown ends as soon as it can: the table is a few KiB */
 	if (priv->nr_draining > 0 || priv->nr_dead_pools > 0)
@@ -933,7 +992,8 @@ ipoib_pools_reap(struct ipoib_priv *priv)
 			i++;
 			continue;
 		}
-		ipoib_pool_free(priv, &priv->dead_pools[i]);
+		if (!ipoib_pools_keep(priv, &priv->dead_pools[i]))
+			ipoib_pool_free(priv, &priv->dead_pools[i]);
 		priv->dead_pools[i] = priv->dead_pools[--priv->nr_dead_pools];
 	}
 }
@@ -999,6 +1059,7 @@ ipoib_peers_reset_pending(struct ipoib_priv *priv)
 void
 ipoib_pools_reap_all(struct ipoib_priv *priv)
 {
+	ipoib_pools_spare_free(priv);
 	while (priv->nr_dead_pools > 0)
 		ipoib_pool_free(priv, &priv->dead_pools[--priv->nr_dead_pools]);
 }

@@ -17,6 +17,8 @@
 #define IPOIB_EVICT_IDLE_NS	(2ULL * 1000000000ULL)
 #define IPOIB_PEER_STALE_NS	(600ULL * 1000000000ULL)	/* reap_idle=0 */
 #define IPOIB_DEAD_POOLS	256
+#define IPOIB_SPARE_POOLS	4
+#define IPOIB_SPARE_NS		IPOIB_SAMPLE_NS	/* unused this long: freed */
 /* The driver's host memory per connection, checked at build time. */
 #define IPOIB_CONN_HOST_BYTES	128
 
@@ -29,6 +31,8 @@ ipoib_count_rej(uint64_t *by_reason, uint16_t reason)
 /* Pools the application still holds mbufs of: freed when they return. */
 void ipoib_pools_defer(struct ipoib_priv *priv, struct ipoib_pool *pool);
 void ipoib_pools_reap(struct ipoib_priv *priv);
+/* Idle pools kept for the next non-SRQ connection: all freed. */
+void ipoib_pools_spare_free(struct ipoib_priv *priv);
 /* Every connection down; with a DREQ where one can still be sent. */
 void ipoib_conns_close_all(struct ipoib_priv *priv, bool send_dreq);
 /* Close a peer's connections (DREQ); how many. */

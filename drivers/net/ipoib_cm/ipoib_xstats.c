@@ -64,6 +64,7 @@ static const struct ipoib_xstat ipoib_ctrl_xstats[] = {
 	CTL("qp_errors", qp_errors),
 	CTL("conn_drain_timeouts", drain_timeouts),
 	CTL("peers_forgotten", peers_forgotten),
+	CTL("conn_pool_reuses", pool_reuses),
 };
 
 static const struct ipoib_xstat ipoib_hca_xstats[] = {
@@ -94,6 +95,7 @@ static const char *const ipoib_gauge_names[] = {
 	"peer_learn_failures",
 	"mem_budget_bytes",
 	"mem_used_bytes",
+	"mem_spare_bytes",
 	"mem_conn_host_bytes",
 	"mem_host_bytes_per_conn",
 	"srq_limit_events",
@@ -269,10 +271,11 @@ ipoib_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xs,
 	v[7] = __atomic_load_n(&priv->pt.learn_fail, __ATOMIC_RELAXED);
 	v[8] = priv->cfg.mem_budget;
 	v[9] = priv->mem_used;
-	v[10] = priv->mem_conn_host;
-	v[11] = g.conns ? priv->mem_conn_host / g.conns : 0;
-	v[12] = priv->srq_limit_events;
-	v[13] = priv->port_down_events;
+	v[10] = priv->spare_bytes;
+	v[11] = priv->mem_conn_host;
+	v[12] = g.conns ? priv->mem_conn_host / g.conns : 0;
+	v[13] = priv->srq_limit_events;
+	v[14] = priv->port_down_events;
 	pthread_mutex_unlock(&priv->ctrl_lock);
 	for (i = 0; i < NB_GAUGE; i++)
 		xs[k++].value = v[i];
