@@ -207,7 +207,6 @@ ipoib_conn_close(struct ipoib_priv *priv, struct ipoib_conn *c,
 	c->drain_deadline_ns = ipoib_now_ns() + IPOIB_DRAIN_TIMEOUT_NS;
 }
 
-/* Release a connection's receive buffers and its charge to the budget. */
 /*
  * Spare pools. Creating a non-SRQ connection's pool (a mempool, fabric
  * memory faulted in, every mbuf initialised) is most of what a non-SRQ
@@ -264,6 +263,7 @@ ipoib_pools_spare_free(struct ipoib_priv *priv)
 	}
 }
 
+/* Release a connection's receive buffers and its charge to the budget. */
 static void
 ipoib_conn_release_buffers(struct ipoib_priv *priv, struct ipoib_conn *c)
 {
