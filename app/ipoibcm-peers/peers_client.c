@@ -172,13 +172,10 @@ cl_probe(struct cl *C, uint32_t count, uint32_t window, int flags,
 		const struct cl_host *h = &C->h[i];
 		uint64_t want = C->guid_base + i;
 		const uint8_t *g = ipoib_hwaddr_gid(&h->hw);
-		uint64_t guid = 0;
-		int b;
+		uint64_t guid = pk_get64(g + 8);
 
 		if (!h->arp)
 			continue;
-		for (b = 0; b < 8; b++)
-			guid = guid << 8 | g[8 + b];
 		if ((flags >= 0 && ipoib_hwaddr_flags(&h->hw) != flags) ||
 		    (C->guid_base != 0 && guid != want) ||
 		    g[0] != 0xfe || g[1] != 0x80)

@@ -353,12 +353,7 @@ peers_hosts_close(struct peers *P)
 static bool
 peers_gid_is_ours(const struct peers *P, const uint8_t *gid)
 {
-	uint64_t guid = 0;
-	unsigned int b;
-
-	for (b = 8; b < IPOIB_GID_LEN; b++)
-		guid = guid << 8 | gid[b];
-	return guid - P->conf.guid_base < P->nr_hosts;
+	return pk_get64(gid + 8) - P->conf.guid_base < P->nr_hosts;
 }
 
 static void

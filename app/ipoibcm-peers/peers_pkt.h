@@ -66,6 +66,12 @@ pk_get32(const uint8_t *p)
 	       (uint32_t)p[2] << 8 | p[3];
 }
 
+static inline uint64_t
+pk_get64(const uint8_t *p)
+{
+	return (uint64_t)pk_get32(p) << 32 | pk_get32(p + 4);
+}
+
 static inline void
 pk_put16(uint8_t *p, uint16_t v)
 {
