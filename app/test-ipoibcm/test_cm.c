@@ -158,17 +158,14 @@ static int
 close_and_wait(struct test_net *net, uint64_t spare)
 {
 	uint64_t deadline = test_now_ms() + TIMEOUT_MS, left;
-	unsigned int i;
 
 	TEST_ASSERT(rte_pmd_ipoibcm_peer_disconnect(net->port[0],
 						    &net->mac[1]) >= 1,
 		    "disconnected");
 	do {
 		test_net_poll(net);
-		left = test_xstat(net->port[1], "mem_spare_bytes") != spare;
-		for (i = 0; i <= net->n; i++)
-			left += test_xstat(net->port[i],
-					   "mem_conn_host_bytes");
+		left = (test_xstat(net->port[1], "mem_spare_bytes") != spare) +
+		       test_net_conn_bytes(net);
 	} while (left > 0 && test_now_ms() < deadline);
 	TEST_ASSERT_EQ(left, 0, "connections freed, spare pools as expected");
 	TEST_ASSERT_EQ(test_xstat(net->port[1], "mem_used_bytes"), 0,

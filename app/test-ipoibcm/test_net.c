@@ -103,6 +103,17 @@ test_net_poll(struct test_net *net)
 	}
 }
 
+uint64_t
+test_net_conn_bytes(struct test_net *net)
+{
+	uint64_t bytes = 0;
+	unsigned int i;
+
+	for (i = 0; i <= net->n; i++)
+		bytes += test_xstat(net->port[i], "mem_conn_host_bytes");
+	return bytes;
+}
+
 enum rte_pmd_ipoibcm_peer_state
 test_net_peer_state(uint16_t port, const struct rte_ether_addr *mac)
 {

@@ -112,9 +112,7 @@ wait_no_conns(struct test_net *net)
 
 	do {
 		test_net_poll(net);
-		left = 0;
-		for (i = 0; i <= net->n; i++)
-			left += test_xstat(net->port[i], "mem_conn_host_bytes");
+		left = test_net_conn_bytes(net);
 	} while (left > 0 && test_now_ms() < deadline);
 	TEST_ASSERT_EQ(left, 0, "connections freed");
 	for (i = 0; i <= net->n; i++) {
