@@ -7,9 +7,12 @@
 
 /*
  * The verbs transport (transport=verbs): the HCA interface over rdma-core.
- * ipoib_hca_verbs.c has the device, memory, queues and datapath;
- * ipoib_verbs_cm.c has connection management and multicast through
- * librdmacm. This header is what the two share; nothing else includes it.
+ * ipoib_verbs_port.c has the device, its port and events, and the ops
+ * table; ipoib_verbs_mr.c memory registration; ipoib_verbs_qp.c the
+ * queues; ipoib_verbs_dp.c the datapath; ipoib_verbs_cm.c connection
+ * management through librdmacm; ipoib_verbs_addr.c addresses, multicast
+ * and path records; ipoib_verbs_dir.c the test-only address directory.
+ * This header is what they share; nothing else includes it.
  */
 
 #include <stdbool.h>
@@ -17,6 +20,10 @@
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
+#include <rte_common.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+#include <rte_pause.h>
 #include <rte_ring.h>
 #include <rte_spinlock.h>
 
@@ -30,6 +37,9 @@
 #define IPOIB_VERBS_INLINE	128	/* bytes sent inline (copied) */
 #define IPOIB_VERBS_SQ_MAX	2048	/* send WRs per QP, at most */
 #define IPOIB_VERBS_SIGNAL	32	/* a signalled send every so many */
+#define IPOIB_VERBS_QPN_EMPTY	0ULL
+#define IPOIB_VERBS_QPN_TOMB	UINT64_MAX
+#define IPOIB_VCM_TIMEOUT_MS	2000	/* address and route resolution */
 
 /*
  * One registered region: an MR and the address range it covers. Readers
@@ -155,11 +165,135 @@ ipoib_verbs_gid_ipv4(const uint8_t *gid)
 	       (uint32_t)gid[14] << 8 | gid[15];
 }
 
-/* ipoib_hca_verbs.c */
+static inline uint32_t
+ipoib_verbs_qpn_hash(uint32_t qpn)
+{
+	return qpn * 0x9e3779b1u;
+}
+
+/* Datapath: the QP a completion names, or NULL. */
+static __rte_always_inline struct ipoib_hca_qp *
+ipoib_verbs_qp_lookup(struct ipoib_hca *hca, uint32_t qpn)
+{
+	uint32_t i = ipoib_verbs_qpn_hash(qpn) & hca->qpn_mask, n;
+
+	for (n = 0; n <= hca->qpn_mask; n++, i = (i + 1) & hca->qpn_mask) {
+		uint64_t e = __atomic_load_n(&hca->qpn_tab[i],
+					     __ATOMIC_ACQUIRE);
+
+		if (e == IPOIB_VERBS_QPN_EMPTY)
+			return NULL;
+		if (e != IPOIB_VERBS_QPN_TOMB && (uint32_t)(e >> 32) == qpn)
+			return __atomic_load_n(&hca->qps[(uint32_t)e],
+					       __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+/* Read entry i consistently: its range and lkey, or false if free. */
+static __rte_always_inline bool
+ipoib_verbs_mr_read(const struct ipoib_verbs_mr *e, uintptr_t *start,
+		    uintptr_t *end, uint32_t *lkey)
+{
+	uint32_t s1, s2;
+
+	do {
+		s1 = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+		if (unlikely(s1 & 1)) {
+			rte_pause();
+			continue;
+		}
+		*start = __atomic_load_n(&e->start, __ATOMIC_RELAXED);
+		*end = __atomic_load_n(&e->end, __ATOMIC_RELAXED);
+		*lkey = __atomic_load_n(&e->lkey, __ATOMIC_RELAXED);
+		/* pairs with the release in ipoib_verbs_mr_write() */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		s2 = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
+		if (s1 == s2)
+			return *end != 0;
+	} while (true);
+	return false;
+}
+
+/* The lkey of [a, a + len), or -1; hint is tried first and updated. */
+static __rte_always_inline int64_t
+ipoib_verbs_mr_find(struct ipoib_hca *hca, uintptr_t a, uint32_t len,
+		    int32_t *hint)
+{
+	uint32_t n = __atomic_load_n(&hca->nr_mrs, __ATOMIC_ACQUIRE), i, lkey;
+	uintptr_t s, e;
+
+	if (likely(*hint >= 0) &&
+	    ipoib_verbs_mr_read(&hca->mrs[*hint], &s, &e, &lkey) &&
+	    a >= s && a + len <= e)
+		return lkey;
+	for (i = 0; i < n; i++) {
+		if (ipoib_verbs_mr_read(&hca->mrs[i], &s, &e, &lkey) &&
+		    a >= s && a + len <= e) {
+			*hint = (int32_t)i;
+			return lkey;
+		}
+	}
+	return -1;
+}
+
+/* ipoib_verbs_mr.c: registered memory */
+void ipoib_verbs_sge_layout(void);
+void ipoib_verbs_mr_del(struct ipoib_verbs_mr *e);
+int ipoib_verbs_mr_register_mbuf(struct ipoib_hca *hca, struct rte_mbuf *m);
+void ipoib_verbs_mempool_event(enum rte_mempool_event event,
+			       struct rte_mempool *mp, void *arg);
+int ipoib_verbs_mem_alloc(struct ipoib_hca *hca, size_t len,
+			  struct ipoib_hca_mem *mem);
+void ipoib_verbs_mem_free(struct ipoib_hca *hca, struct ipoib_hca_mem *mem);
+
+/* ipoib_verbs_qp.c: queues */
 struct ipoib_hca_qp *ipoib_verbs_qp_by_num(struct ipoib_hca *hca,
 					   uint32_t qpn);
+struct ipoib_hca_cq *ipoib_verbs_cq_create(struct ipoib_hca *hca,
+					   uint32_t cqe);
+int ipoib_verbs_cq_destroy(struct ipoib_hca_cq *cq);
+struct ipoib_hca_srq *ipoib_verbs_srq_create(struct ipoib_hca *hca,
+					     uint32_t max_wr,
+					     uint32_t max_sge,
+					     uint32_t limit);
+int ipoib_verbs_srq_destroy(struct ipoib_hca_srq *srq);
+int ipoib_verbs_srq_arm(struct ipoib_hca_srq *srq, uint32_t limit);
+struct ipoib_hca_qp *ipoib_verbs_qp_create(struct ipoib_hca *hca,
+					   const struct ipoib_qp_init *init);
+int ipoib_verbs_qp_destroy(struct ipoib_hca_qp *qp);
+uint32_t ipoib_verbs_qp_num(const struct ipoib_hca_qp *qp);
+int ipoib_verbs_qp_modify(struct ipoib_hca_qp *qp, enum ipoib_qp_state state);
+struct ipoib_hca_ah *ipoib_verbs_ah_create(struct ipoib_hca *hca,
+					   const struct ipoib_ah_attr *attr);
+void ipoib_verbs_ah_destroy(struct ipoib_hca_ah *ah);
 
-/* ipoib_verbs_cm.c: CM over librdmacm, multicast joins */
+/* ipoib_verbs_dp.c: datapath */
+uint16_t ipoib_verbs_poll_cq(struct ipoib_hca_cq *cq, struct ipoib_wc *wc,
+			     uint16_t n);
+uint16_t ipoib_verbs_post_srq_recv(struct ipoib_hca_srq *srq,
+				   const struct ipoib_recv_wr *wr, uint16_t n);
+void ipoib_verbs_sq_reap(struct ipoib_hca_qp *qp);
+uint16_t ipoib_verbs_post_recv(struct ipoib_hca_qp *qp,
+			       const struct ipoib_recv_wr *wr, uint16_t n);
+uint16_t ipoib_verbs_post_send(struct ipoib_hca_qp *qp,
+			       const struct ipoib_send_wr *wr, uint16_t n);
+
+/* ipoib_verbs_dir.c: the test-only address directory */
+int ipoib_verbs_addr_publish(struct ipoib_hca *hca, const uint8_t *mac,
+			     uint32_t ud_qpn, uint8_t flags);
+int ipoib_verbs_addr_resolve(struct ipoib_hca *hca, const uint8_t *mac,
+			     uint8_t *hwaddr);
+
+/* ipoib_verbs_addr.c: rdma_cm addresses */
+int ipoib_vcm_sid_map(uint64_t sid, enum rdma_port_space *ps, uint16_t *port);
+uint64_t ipoib_vcm_ps_sid(enum rdma_port_space ps, uint16_t port);
+struct sockaddr *ipoib_vcm_addr(const struct ipoib_hca *hca,
+				const uint8_t *gid, uint16_t port,
+				uint64_t sid, struct sockaddr_storage *ss);
+void ipoib_vcm_peer_gid(const struct rdma_cm_id *id, uint8_t *gid);
+
+/* ipoib_verbs_cm.c: CM over librdmacm */
 int ipoib_verbs_cm_open(struct ipoib_hca *hca);
 void ipoib_verbs_cm_close(struct ipoib_hca *hca);
 int ipoib_verbs_cm_listen(struct ipoib_hca *hca, uint64_t service_id);
@@ -182,6 +316,8 @@ void ipoib_verbs_ctrl_wake(struct ipoib_hca *hca);
 void ipoib_verbs_cm_comm_est(struct ipoib_hca_qp *qp);
 /* The QP is going away: forget the connection's reference to it. */
 void ipoib_verbs_cm_qp_gone(struct ipoib_hca_qp *qp);
+
+/* ipoib_verbs_addr.c: multicast joins, path records */
 int ipoib_verbs_mcast_attach(struct ipoib_hca_qp *qp, const uint8_t *mgid);
 int ipoib_verbs_mcast_detach(struct ipoib_hca_qp *qp, const uint8_t *mgid);
 /* The group a fabric multicast address stands for (UD receive), or NULL. */
