@@ -55,7 +55,7 @@ struct ipoib_verbs_mr {
 	const void *owner;		/* the mempool, NULL for mem_alloc */
 };
 
-/* A multicast group the UD QP receives (see ipoib_verbs_cm.c). */
+/* A multicast group the UD QP receives (see ipoib_verbs_addr.c). */
 struct ipoib_verbs_mcast {
 	uint8_t mgid[IPOIB_GID_LEN];	/* as the driver names it */
 	union ibv_gid fabric_gid;	/* as the fabric routes it */

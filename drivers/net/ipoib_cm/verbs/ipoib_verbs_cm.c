@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright(c) 2026 The net_ipoibcm authors
  *
- * Connection management and multicast of the verbs transport, through
+ * Connection management of the verbs transport, through
  * librdmacm, run by the control thread only.
  *
  * The driver creates its RC QPs itself (qp_create, in INIT), so librdmacm

@@ -3,7 +3,7 @@
  *
  * The HCA interface over rdma-core (transport=verbs): libibverbs for the
  * device, memory, queues and datapath; librdmacm for connections and
- * multicast (ipoib_verbs_cm.c).
+ * multicast (ipoib_verbs_cm.c, ipoib_verbs_addr.c).
  *
  * This file: the device and its port (open, close, query), async events,
  * counters and the ops table. Memory registration is in ipoib_verbs_mr.c,
