@@ -383,6 +383,14 @@ shm_pkey_match(uint16_t a, uint16_t b)
 uint64_t shm_now_ns(void);
 int shm_lock(struct shm_fabric *f);
 void shm_unlock(struct shm_fabric *f);
+/* The address records' index (shm_hdr.ll_index), lock held to change it. */
+uint32_t shm_ll_bucket(const uint8_t *mac);
+void shm_ll_unindex(struct shm_hdr *h, struct shm_port_ent *e);
+void shm_ll_index(struct shm_hdr *h, uint32_t port);
+/* Our arena: its segments' names, the first segment. */
+void shm_seg_name(char *buf, size_t len, const struct shm_fabric *f,
+		  uint32_t proc, uint32_t gen, uint32_t seg);
+int shm_arena_create(struct shm_fabric *f);
 void *shm_arena_map(struct shm_fabric *f, uint32_t proc, uint64_t off);
 bool shm_arena_own(struct shm_fabric *f, uint32_t lkey, uint64_t addr,
 		   uint64_t len, uint64_t *off);

@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ *
+ * The arena: this process's shared memory segments, from which it
+ * allocates its queues and its receive buffers, and the mappings of its
+ * peers' segments.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "shm_internal.h"
+#include "shm_log.h"
+
+/* ---- arena ------------------------------------------------------------ */
+
+/*
+ * Segment seg of process slot proc in its generation gen. The header's
+ * incarnation keeps a fabric that replaced a removed one from ever
+ * opening the segments of the old one, and the other way round.
+ */
+void
+shm_seg_name(char *buf, size_t len, const struct shm_fabric *f,
+	     uint32_t proc, uint32_t gen, uint32_t seg)
+{
+	snprintf(buf, len, "/ipoibcm.%s.%08x.%u.%u.%u", f->name,
+		 f->incarnation, proc, gen, seg);
+}
+
+static int
+shm_extent_insert(struct shm_seg *sg, unsigned int at, uint64_t off,
+		  uint64_t len)
+{
+	if (sg->nr_free == sg->cap_free) {
+		unsigned int cap = sg->cap_free ? sg->cap_free * 2 : 16;
+		struct shm_extent *n = realloc(sg->free, cap * sizeof(*n));
+
+		if (n == NULL)
+			return -ENOMEM;
+		sg->free = n;
+		sg->cap_free = cap;
+	}
+	memmove(&sg->free[at + 1], &sg->free[at],
+		(sg->nr_free - at) * sizeof(*sg->free));
+	sg->free[at].off = off;
+	sg->free[at].len = len;
+	sg->nr_free++;
+	return 0;
+}
+
+static void
+shm_extent_remove(struct shm_seg *sg, unsigned int at)
+{
+	memmove(&sg->free[at], &sg->free[at + 1],
+		(sg->nr_free - at - 1) * sizeof(*sg->free));
+	sg->nr_free--;
+}
+
+/* A new segment of our arena, big enough for len (lock held). */
+static int
+shm_seg_create(struct shm_fabric *f, size_t len)
+{
+	size_t size = len <= SHM_SEG_MIN ? SHM_SEG_MIN :
+		      (len + (2ULL << 20) - 1) & ~((2ULL << 20) - 1);
+	struct shm_seg *sg;
+	char name[96];
+	int fd;
+
+	if (f->nr_segs == SHM_MAX_SEGS)
+		return -ENOSPC;
+	sg = &f->segs[f->nr_segs];
+	shm_seg_name(name, sizeof(name), f, f->proc, f->gen, f->nr_segs);
+	shm_unlink(name);	/* a leftover of a dead incarnation */
+	fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, size) < 0)
+		goto fail;
+	sg->base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (sg->base == MAP_FAILED)
+		goto fail;
+	sg->size = size;
+	sg->fd = fd;
+	sg->nr_free = 0;
+	/* offset 0 of segment 0 stays unused: it means "none" */
+	if (shm_extent_insert(sg, 0, SHM_ALIGN, size - SHM_ALIGN) < 0) {
+		munmap(sg->base, size);
+		sg->base = NULL;
+		close(fd);
+		shm_unlink(name);
+		return -ENOMEM;
+	}
+	/* shm_arena_own() reads it without the lock: the segment first */
+	__atomic_store_n(&f->nr_segs, f->nr_segs + 1, __ATOMIC_RELEASE);
+	/* the janitor unlinks segments 0..nr_segs-1 of a dead process */
+	shm_store(&f->hdr->procs[f->proc].nr_segs, f->nr_segs);
+	return 0;
+fail:
+	close(fd);
+	shm_unlink(name);
+	return -errno;
+}
+
+static uint64_t
+shm_alloc_size(size_t len)
+{
+	uint64_t need = (len + SHM_ALIGN - 1) & ~(uint64_t)(SHM_ALIGN - 1);
+
+	if (len >= 65536)	/* large ones page aligned, for hole punching */
+		need = (need + 4095) & ~4095ULL;
+	return need;
+}
+
+/* First fit in segment sg; false when it has no room. */
+static bool
+shm_seg_alloc(struct shm_seg *sg, uint64_t need, bool page, uint64_t *off)
+{
+	unsigned int i;
+
+	for (i = 0; i < sg->nr_free; i++) {
+		struct shm_extent *e = &sg->free[i];
+		uint64_t start = page ? (e->off + 4095) & ~4095ULL : e->off;
+
+		if (start + need > e->off + e->len)
+			continue;
+		if (start > e->off) {	/* keep the alignment gap free */
+			uint64_t gap = start - e->off;
+
+			e->off = start;
+			e->len -= gap;
+			if (shm_extent_insert(sg, i, start - gap, gap) < 0)
+				return false;
+			e = &sg->free[++i];
+		}
+		*off = e->off;
+		e->off += need;
+		e->len -= need;
+		if (e->len == 0)
+			shm_extent_remove(sg, i);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Allocate in our arena. Committed allocations get their pages now
+ * (fallocate): a full /dev/shm is an error here, not a SIGBUS later.
+ */
+int
+shm_arena_alloc(struct shm_fabric *f, size_t len, bool commit, uint64_t *off)
+{
+	uint64_t need = shm_alloc_size(len), o = 0;
+	uint32_t seg;
+	int ret = 0;
+
+	pthread_mutex_lock(&f->lock);
+	for (seg = 0; seg < f->nr_segs; seg++)
+		if (shm_seg_alloc(&f->segs[seg], need, len >= 65536, &o))
+			break;
+	if (seg == f->nr_segs) {
+		ret = shm_seg_create(f, need + 4096);
+		if (ret == 0 && !shm_seg_alloc(&f->segs[seg], need,
+					       len >= 65536, &o))
+			ret = -ENOMEM;
+	}
+	pthread_mutex_unlock(&f->lock);
+	if (ret < 0)
+		return ret;
+	*off = SHM_OFF(seg, o);
+	if (commit && fallocate(f->segs[seg].fd, 0, o, need) < 0) {
+		ret = -errno;
+		shm_arena_free(f, *off, len);
+		SHM_LOG(ERR, "fabric %s: no shared memory for %zu bytes: %s",
+			f->name, len, strerror(-ret));
+	}
+	return ret;
+}
+
+/* Give an extent back; its pages return to the system. */
+void
+shm_arena_free(struct shm_fabric *f, uint64_t off, size_t len)
+{
+	struct shm_seg *sg = &f->segs[off >> SHM_SEG_SHIFT];
+	uint64_t need = shm_alloc_size(len);
+	uint64_t o = off & SHM_SEG_OFF_MASK;
+	unsigned int i;
+
+	/* reads of a punched range return zeros: allocations start zeroed */
+	if (fallocate(sg->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, o,
+		      need) < 0)
+		memset(sg->base + o, 0, need);
+	pthread_mutex_lock(&f->lock);
+	for (i = 0; i < sg->nr_free && sg->free[i].off < o; i++)
+		;
+	if (i > 0 && sg->free[i - 1].off + sg->free[i - 1].len == o) {
+		sg->free[i - 1].len += need;
+		if (i < sg->nr_free && o + need == sg->free[i].off) {
+			sg->free[i - 1].len += sg->free[i].len;
+			shm_extent_remove(sg, i);
+		}
+	} else if (i < sg->nr_free && o + need == sg->free[i].off) {
+		sg->free[i].off = o;
+		sg->free[i].len += need;
+	} else if (shm_extent_insert(sg, i, o, need) < 0) {
+		SHM_LOG(WARNING, "fabric %s: arena extent lost", f->name);
+	}
+	pthread_mutex_unlock(&f->lock);
+}
+
+/* Is [addr, addr + len) inside our segment lkey? Gives its arena offset. */
+bool
+shm_arena_own(struct shm_fabric *f, uint32_t lkey, uint64_t addr,
+	      uint64_t len, uint64_t *off)
+{
+	const struct shm_seg *sg;
+
+	if (lkey >= __atomic_load_n(&f->nr_segs, __ATOMIC_ACQUIRE))
+		return false;
+	sg = &f->segs[lkey];
+	if (addr < (uintptr_t)sg->base ||
+	    addr + len > (uintptr_t)sg->base + sg->size)
+		return false;
+	*off = SHM_OFF(lkey, addr - (uintptr_t)sg->base);
+	return true;
+}
+
+/* Map a peer's segment on first use; mappings stay until detach. */
+void *
+shm_arena_map(struct shm_fabric *f, uint32_t proc, uint64_t off)
+{
+	uint32_t seg = (uint32_t)(off >> SHM_SEG_SHIFT);
+	struct shm_seg_map *m;
+	uint8_t *base = NULL;
+	struct stat st;
+	char name[96];
+	uint32_t gen;
+	int fd;
+
+	/* proc and off come from shared memory: check before any use */
+	if (proc >= SHM_MAX_PROCS || seg >= SHM_MAX_SEGS)
+		return NULL;
+	gen = shm_load(&f->hdr->procs[proc].gen);
+	pthread_mutex_lock(&f->lock);
+	if (f->maps[proc] == NULL)
+		__atomic_store_n(&f->maps[proc],
+				 calloc(SHM_MAX_SEGS, sizeof(*f->maps[proc])),
+				 __ATOMIC_RELEASE);
+	if (f->maps[proc] == NULL)
+		goto out;
+	m = &f->maps[proc][seg];
+	if (m->base != NULL && m->gen == gen) {
+		base = m->base;
+		goto out;
+	}
+	shm_seg_name(name, sizeof(name), f, proc, gen, seg);
+	fd = shm_open(name, O_RDWR, 0);
+	if (fd < 0)
+		goto out;
+	if (fstat(fd, &st) == 0 && st.st_size > 0)
+		base = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE,
+			    MAP_SHARED, fd, 0);
+	close(fd);
+	if (base == MAP_FAILED || base == NULL) {
+		base = NULL;
+		goto out;
+	}
+	/* an older mapping of that slot is left: a datapath may use it */
+	m->size = st.st_size;
+	__atomic_store_n(&m->base, base, __ATOMIC_RELAXED);
+	shm_store(&m->gen, gen);
+out:
+	pthread_mutex_unlock(&f->lock);
+	return base == NULL ? NULL : base + (off & SHM_SEG_OFF_MASK);
+}
+
+int
+shm_arena_create(struct shm_fabric *f)
+{
+	int ret;
+
+	pthread_mutex_lock(&f->lock);
+	ret = shm_seg_create(f, SHM_SEG_MIN);
+	pthread_mutex_unlock(&f->lock);
+	return ret;
+}
+
+/* ---- memory for posted buffers ----------------------------------------- */
+
+int
+shm_mem_alloc(struct shm_fabric *f, size_t len, struct shm_mem *mem)
+{
+	uint64_t off;
+	int ret = shm_arena_alloc(f, len, true, &off);
+
+	if (ret < 0)
+		return ret;
+	mem->addr = shm_arena_ptr(f, f->proc, off);
+	mem->len = len;
+	mem->lkey = (uint32_t)(off >> SHM_SEG_SHIFT);
+	return 0;
+}
+
+/*
+ * Free memory from shm_mem_alloc(). A caller that kept only the address
+ * and length (lkey 0) must not leak what lives in another segment: the
+ * segment is found from the address.
+ */
+void
+shm_mem_free(struct shm_fabric *f, struct shm_mem *mem)
+{
+	uint64_t off;
+	uint32_t seg;
+
+	if (!shm_arena_own(f, mem->lkey, (uintptr_t)mem->addr, mem->len,
+			   &off)) {
+		for (seg = 0; seg < f->nr_segs; seg++)
+			if (shm_arena_own(f, seg, (uintptr_t)mem->addr,
+					  mem->len, &off))
+				break;
+		if (seg == f->nr_segs) {
+			SHM_LOG(WARNING, "fabric %s: %zu bytes at %p are not "
+				"in the arena", f->name, mem->len, mem->addr);
+			mem->addr = NULL;
+			return;
+		}
+	}
+	shm_arena_free(f, off, mem->len);
+	mem->addr = NULL;
+}
