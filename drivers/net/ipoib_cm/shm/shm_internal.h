@@ -373,6 +373,19 @@ struct shm_qp {
 
 /* ---- helpers shared by the fabric's files ------------------------------ */
 
+#define SHM_BURST	64
+
+#ifndef unlikely
+#define unlikely(x)	__builtin_expect(!!(x), 0)
+#endif
+
+static inline struct shm_rdesc *
+shm_rdesc(struct shm_rq_ring *r, uint32_t slot)
+{
+	return (struct shm_rdesc *)((uint8_t *)r + r->desc_rel +
+				    (uint64_t)slot * r->desc_stride);
+}
+
 /* Same partition, and not both limited members (IBTA 10.9.3). */
 static inline bool
 shm_pkey_match(uint16_t a, uint16_t b)
@@ -454,7 +467,19 @@ int shm_port_find_gid(struct shm_fabric *f, const uint8_t *gid);
 bool shm_fault_drop(uint32_t ppm);
 void shm_janitor(struct shm_fabric *f);
 void shm_qp_watch(struct shm_port *p);
+/* Receive queues (own or shared) and completions waiting for them. */
+struct shm_rq *shm_rq_create(struct shm_port *p, uint32_t max_wr,
+			     uint32_t max_sge, bool srq);
+void shm_rq_free(struct shm_rq *rq);
 void shm_rq_flush(struct shm_rq *rq);
+uint32_t shm_cq_pending(const struct shm_cq *cq, uint64_t rq_off);
+uint32_t shm_rq_claim(struct shm_rq_ring *r, uint32_t want, uint32_t *slots);
+void shm_cq_push(struct shm_cq_ring *c, const struct shm_cqe *tmpl,
+		 uint32_t n);
+/* QP state as senders see it and change it. */
+bool shm_qp_connected(uint32_t state);
+void shm_qp_set_err(struct shm_qp *qp);
+bool shm_rc_peer_gone(const struct shm_qp *qp);
 int shm_qp_connect(struct shm_qp *qp, uint32_t remote_qpn, uint8_t rnr_retry,
 		   enum shm_qp_state state);
 

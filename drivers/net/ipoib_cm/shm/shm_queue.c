@@ -1,0 +1,448 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ *
+ * Queues of the shm fabric: completion queues and receive queues (own
+ * and shared). This is the datapath: no locks, no system calls. Who may
+ * run each function concurrently is stated with it.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shm_internal.h"
+#include "shm_log.h"
+
+static uint32_t
+shm_pow2(uint32_t v)
+{
+	uint32_t p = 1;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+/* ---- completion queues --------------------------------------------------- */
+
+struct shm_cq *
+shm_cq_create(struct shm_port *p, uint32_t cqe)
+{
+	struct shm_fabric *f = p->f;
+	uint32_t size = shm_pow2(cqe < 2 ? 2 : cqe);
+	size_t bytes = sizeof(struct shm_cq_ring) +
+		       (size_t)size * sizeof(struct shm_cqe);
+	struct shm_cq *cq;
+	uint64_t off;
+
+	if (cqe > p->ent->max_cqe) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	cq = calloc(1, sizeof(*cq));
+	if (cq == NULL)
+		return NULL;
+	if (shm_arena_alloc(f, bytes, true, &off) < 0) {
+		free(cq);
+		errno = ENOMEM;
+		return NULL;
+	}
+	cq->port = p;
+	cq->off = off;
+	cq->ring = shm_arena_ptr(f, f->proc, off);
+	cq->ring->size = size;
+	cq->ring->mask = size - 1;
+	return cq;
+}
+
+int
+shm_cq_destroy(struct shm_cq *cq)
+{
+	struct shm_cq_ring *r = cq->ring;
+
+	shm_arena_free(cq->port->f, cq->off, sizeof(*r) +
+		       (size_t)r->size * sizeof(struct shm_cqe));
+	free(cq);
+	return 0;
+}
+
+/*
+ * Reserve n completions on a CQ of another (or this) process and fill them
+ * from tmpl[]; each is published by storing its seq last. Senders run this
+ * concurrently; the CQ is sized so that it never holds more completions
+ * than receive WRs that may complete on it.
+ */
+void
+shm_cq_push(struct shm_cq_ring *c, const struct shm_cqe *tmpl, uint32_t n)
+{
+	uint64_t t = __atomic_fetch_add(&c->tail, n, __ATOMIC_RELAXED);
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		struct shm_cqe *e = &c->cqe[(t + i) & c->mask];
+
+		e->rq_off = tmpl[i].rq_off;
+		e->slot = tmpl[i].slot;
+		e->byte_len = tmpl[i].byte_len;
+		e->qp_num = tmpl[i].qp_num;
+		e->src_qp = tmpl[i].src_qp;
+		e->qp_context = tmpl[i].qp_context;
+		e->slid = tmpl[i].slid;
+		e->status = tmpl[i].status;
+		e->wc_flags = tmpl[i].wc_flags;
+		/* pairs with the acquire load in shm_cq_poll() */
+		shm_store(&e->seq, t + i + 1);
+	}
+}
+
+/*
+ * A producer reserved position h and never published it: it died inside
+ * shm_cq_push(). After SHM_STALL_NS the position is skipped and counted.
+ */
+static bool
+shm_cq_stalled(struct shm_cq *cq)
+{
+	uint64_t now;
+
+	if (shm_load(&cq->ring->tail) <= cq->head)
+		return false;
+	now = shm_now_ns();
+	if (cq->stall_since == 0) {
+		cq->stall_since = now;
+		return false;
+	}
+	if (now - cq->stall_since < SHM_STALL_NS)
+		return false;
+	cq->stall_since = 0;
+	cq->stall_skips++;
+	SHM_LOG(WARNING, "port %u: CQ entry %llu never published; skipped",
+		cq->port->index, (unsigned long long)cq->head);
+	return true;
+}
+
+/* One consumer: the lcore that owns the CQ. */
+uint16_t
+shm_cq_poll(struct shm_cq *cq, struct shm_wc *wc, uint16_t n)
+{
+	struct shm_cq_ring *c = cq->ring;
+	struct shm_fabric *f = cq->port->f;
+	uint64_t h = cq->head;
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		struct shm_cqe *e = &c->cqe[h & c->mask];
+		struct shm_rq *rq;
+
+		if (shm_load(&e->seq) != h + 1) {
+			if (i == 0 && shm_cq_stalled(cq)) {
+				h++;
+				i--;	/* the for loop's i++ undoes it */
+				continue;
+			}
+			break;
+		}
+		rq = (struct shm_rq *)(uintptr_t)shm_load(&((struct shm_rq_ring *)
+			shm_arena_ptr(f, f->proc, e->rq_off))->handle);
+		if (unlikely(rq == NULL)) {
+			/*
+			 * Its queue is gone: a sender that stalled past
+			 * SHM_STALL_NS completed into a destroyed QP.
+			 */
+			h++;
+			i--;
+			continue;
+		}
+		/*
+		 * The sender claimed the slot after an acquire of prod, in its
+		 * process; the poster's bookkeeping of it, in ours, was done
+		 * before its release of prod, maybe by another thread.
+		 */
+		(void)shm_load(&rq->ring->prod);
+		wc[i].wr_id = rq->wr_id[e->slot];
+		wc[i].byte_len = e->byte_len;
+		wc[i].qp_num = e->qp_num;
+		wc[i].src_qp = e->src_qp;
+		wc[i].qp_context = e->qp_context;
+		wc[i].slid = e->slid;
+		wc[i].status = e->status;
+		wc[i].wc_flags = e->wc_flags;
+		if (cq->port->cap != NULL && e->status == SHM_WC_SUCCESS)
+			shm_capture_rx(cq->port, &wc[i],
+				       shm_rdesc(rq->ring, e->slot));
+		rq->free_slots[rq->nr_free++] = e->slot;
+		rq->outstanding--;
+		h++;
+	}
+	if (h != cq->head) {
+		cq->head = h;
+		cq->stall_since = 0;
+		shm_store(&c->head, h);
+	}
+	return i;
+}
+
+/*
+ * Completions of the queue at rq_off (SHM_ANY_RQ: of any) published on cq
+ * and not polled yet. Control path: the consumer may be polling meanwhile,
+ * which only makes the answer shrink.
+ */
+uint32_t
+shm_cq_pending(const struct shm_cq *cq, uint64_t rq_off)
+{
+	const struct shm_cq_ring *c = cq->ring;
+	uint64_t h, t = shm_load(&c->tail);
+	uint32_t n = 0;
+
+	for (h = shm_load(&c->head); h < t; h++) {
+		const struct shm_cqe *e = &c->cqe[h & c->mask];
+
+		if (shm_load(&e->seq) == h + 1 &&
+		    (rq_off == SHM_ANY_RQ || e->rq_off == rq_off))
+			n++;
+	}
+	return n;
+}
+
+uint32_t
+shm_cq_count(const struct shm_cq *cq)
+{
+	return shm_cq_pending(cq, SHM_ANY_RQ);
+}
+
+/* ---- receive queues ------------------------------------------------------ */
+
+struct shm_rq *
+shm_rq_create(struct shm_port *p, uint32_t max_wr, uint32_t max_sge,
+	      bool srq)
+{
+	struct shm_fabric *f = p->f;
+	uint32_t size = shm_pow2(max_wr < 2 ? 2 : max_wr);
+	uint32_t stride = sizeof(struct shm_rdesc) +
+			  max_sge * sizeof(struct shm_rdesc_sge);
+	size_t ring_bytes = sizeof(struct shm_rq_ring) +
+			    (size_t)size * sizeof(uint32_t);
+	size_t bytes;
+	struct shm_rq *rq;
+	uint64_t off;
+	uint32_t i;
+
+	if (max_sge == 0 || max_sge > SHM_MAX_SGE) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ring_bytes = (ring_bytes + SHM_ALIGN - 1) & ~(size_t)(SHM_ALIGN - 1);
+	bytes = ring_bytes + (size_t)max_wr * stride;
+	rq = calloc(1, sizeof(*rq));
+	if (rq == NULL)
+		return NULL;
+	rq->wr_id = calloc(max_wr, sizeof(*rq->wr_id));
+	rq->free_slots = calloc(max_wr, sizeof(*rq->free_slots));
+	if (rq->wr_id == NULL || rq->free_slots == NULL ||
+	    shm_arena_alloc(f, bytes, true, &off) < 0) {
+		free(rq->wr_id);
+		free(rq->free_slots);
+		free(rq);
+		errno = ENOMEM;
+		return NULL;
+	}
+	rq->port = p;
+	rq->off = off;
+	rq->size = bytes;
+	rq->ring = shm_arena_ptr(f, f->proc, off);
+	rq->ring->size = size;
+	rq->ring->mask = size - 1;
+	rq->ring->max_wr = max_wr;
+	rq->ring->max_sge = max_sge;
+	rq->ring->desc_stride = stride;
+	rq->ring->is_srq = srq;
+	rq->ring->desc_rel = (uint32_t)ring_bytes;
+	for (i = 0; i < max_wr; i++)
+		rq->free_slots[i] = max_wr - 1 - i;
+	rq->nr_free = max_wr;
+	/* last: a completion of this queue may be polled by another thread */
+	__atomic_store_n(&rq->ring->handle, (uint64_t)(uintptr_t)rq,
+			 __ATOMIC_RELEASE);
+	return rq;
+}
+
+void
+shm_rq_free(struct shm_rq *rq)
+{
+	shm_arena_free(rq->port->f, rq->off, rq->size);
+	free(rq->wr_id);
+	free(rq->free_slots);
+	free(rq);
+}
+
+/*
+ * Claim up to want posted WRs of ring r (in another process's arena).
+ * Senders run this concurrently; see struct shm_rq_ring for why the slot
+ * ids read before a successful CAS are ours.
+ */
+uint32_t
+shm_rq_claim(struct shm_rq_ring *r, uint32_t want, uint32_t *slots)
+{
+	uint64_t c = shm_load(&r->cons);
+	uint32_t k, i;
+
+	for (;;) {
+		uint64_t p = shm_load(&r->prod);
+
+		if (p <= c)
+			return 0;
+		k = p - c < want ? (uint32_t)(p - c) : want;
+		for (i = 0; i < k; i++)
+			slots[i] = shm_load_relaxed(&r->ring[(c + i) & r->mask]);
+		if (__atomic_compare_exchange_n(&r->cons, &c, c + k, false,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			break;
+	}
+	if (shm_load_relaxed(&r->limit) != 0 &&
+	    shm_load(&r->prod) - (c + k) < shm_load_relaxed(&r->limit)) {
+		/* below the SRQ limit: fire once, the owner re-arms */
+		shm_store(&r->limit, 0);
+		shm_store(&r->limit_fired, 1);
+	}
+	return k;
+}
+
+/* Complete every posted, unclaimed WR of rq with a flush error. */
+void
+shm_rq_flush(struct shm_rq *rq)
+{
+	struct shm_cq_ring *c = shm_arena_ptr(rq->port->f, rq->port->f->proc,
+					      rq->ring->cq_off);
+	struct shm_cqe tmpl[SHM_BURST];
+	uint32_t slots[SHM_BURST], k, i;
+
+	shm_store(&rq->ring->flushed, 1);
+	while ((k = shm_rq_claim(rq->ring, SHM_BURST, slots)) != 0) {
+		for (i = 0; i < k; i++) {
+			memset(&tmpl[i], 0, sizeof(tmpl[i]));
+			tmpl[i].rq_off = rq->off;
+			tmpl[i].slot = slots[i];
+			tmpl[i].qp_num = rq->qpn;
+			tmpl[i].qp_context = rq->qp_context;
+			tmpl[i].status = SHM_WC_WR_FLUSH_ERR;
+		}
+		shm_cq_push(c, tmpl, k);
+	}
+}
+
+/*
+ * Post n receive WRs: one poster (the lcore that owns the queue). Posting
+ * to a queue in error completes the WRs at once with a flush error.
+ */
+uint16_t
+shm_rq_post(struct shm_rq *rq, const uint64_t *wr_id,
+	    const struct shm_sge *const *sgl, const uint16_t *nsge,
+	    uint16_t n)
+{
+	struct shm_rq_ring *r = rq->ring;
+	struct shm_fabric *f = rq->port->f;
+	uint64_t prod = r->prod;
+	uint64_t space = r->size - (prod - shm_load(&r->cons));
+	uint16_t i, j;
+
+	if (n > space)
+		n = (uint16_t)space;
+	if (n > rq->nr_free)
+		n = (uint16_t)rq->nr_free;
+	for (i = 0; i < n; i++) {
+		uint32_t slot = rq->free_slots[rq->nr_free - 1];
+		struct shm_rdesc *d = shm_rdesc(r, slot);
+		uint32_t total = 0;
+
+		if (nsge[i] == 0 || nsge[i] > r->max_sge)
+			break;
+		for (j = 0; j < nsge[i]; j++) {
+			const struct shm_sge *s = &sgl[i][j];
+			uint64_t off;
+
+			if (!shm_arena_own(f, s->lkey, s->addr, s->length,
+					   &off))
+				break;
+			d->sge[j].off = off;
+			d->sge[j].len = s->length;
+			total += s->length;
+		}
+		if (j < nsge[i])
+			break;	/* not our memory: refused */
+		d->num_sge = nsge[i];
+		d->total_len = total;
+		rq->wr_id[slot] = wr_id[i];
+		rq->nr_free--;
+		r->ring[(prod + i) & r->mask] = slot;
+	}
+	rq->outstanding += i;
+	/* pairs with the acquire load of prod in shm_rq_claim() */
+	shm_store(&r->prod, prod + i);
+	if (shm_load(&r->flushed))
+		shm_rq_flush(rq);
+	return i;
+}
+
+uint32_t
+shm_rq_posted(const struct shm_rq *rq)
+{
+	return rq->outstanding;
+}
+
+struct shm_rq *
+shm_srq_create(struct shm_port *p, uint32_t max_wr, uint32_t max_sge,
+	       uint32_t limit)
+{
+	struct shm_rq *srq;
+	void *n;
+
+	if (max_wr > p->ent->max_srq_wr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	n = realloc(p->srqs, (p->nr_srqs + 1) * sizeof(*p->srqs));
+	if (n == NULL)
+		return NULL;
+	p->srqs = n;
+	srq = shm_rq_create(p, max_wr, max_sge, true);
+	if (srq == NULL)
+		return NULL;
+	srq->ring->limit = limit;
+	p->srqs[p->nr_srqs++] = srq;
+	return srq;
+}
+
+int
+shm_srq_arm(struct shm_rq *srq, uint32_t limit)
+{
+	shm_store(&srq->ring->limit, limit);
+	return 0;
+}
+
+/*
+ * As with verbs, an SRQ still used by a QP cannot go (-EBUSY), and what is
+ * posted to it is simply discarded: the owner takes its buffers back.
+ */
+int
+shm_srq_destroy(struct shm_rq *srq)
+{
+	struct shm_port *p = srq->port;
+	unsigned int i;
+
+	if (srq->users != 0)
+		return -EBUSY;
+	/* a completion left on the CQ would lead its poller to freed memory */
+	if (srq->cq != NULL && shm_cq_pending(srq->cq, srq->off) != 0)
+		return -EBUSY;
+	shm_store(&srq->ring->flushed, 1);
+	for (i = 0; i < p->nr_srqs; i++) {
+		if (p->srqs[i] == srq) {
+			p->srqs[i] = p->srqs[--p->nr_srqs];
+			break;
+		}
+	}
+	if (srq->cq != NULL)
+		srq->cq->committed -= srq->ring->max_wr;
+	shm_rq_free(srq);
+	return 0;
+}

@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ *
+ * Sends on the shm fabric, UD (multicast included) and RC, and the
+ * multicast groups UD QPs attach to. This is the datapath: no locks, no
+ * system calls.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shm_internal.h"
+#include "shm_log.h"
+
+/* ---- sends --------------------------------------------------------------- */
+
+static inline uint32_t
+shm_msg_len(const struct shm_send *wr)
+{
+	uint32_t len = 0;
+	uint16_t i;
+
+	for (i = 0; i < wr->iovcnt; i++)
+		len += wr->iov[i].iov_len;
+	return len;
+}
+
+/*
+ * Scatter the message (after skip bytes of the buffer) into a WR posted by
+ * process proc: the copy the "DMA" makes.
+ */
+static void
+shm_copy(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
+	 uint32_t skip, const struct shm_send *wr)
+{
+	uint32_t s = 0, soff = skip;
+	uint16_t i;
+
+	while (s < d->num_sge && soff >= d->sge[s].len)
+		soff -= d->sge[s++].len;
+	for (i = 0; i < wr->iovcnt; i++) {
+		const uint8_t *src = wr->iov[i].iov_base;
+		size_t left = wr->iov[i].iov_len;
+
+		while (left > 0 && s < d->num_sge) {
+			size_t room = d->sge[s].len - soff;
+			size_t n = left < room ? left : room;
+			uint8_t *dst = shm_arena_ptr(f, proc, d->sge[s].off);
+
+			if (dst == NULL)
+				return;
+			memcpy(dst + soff, src, n);
+			src += n;
+			left -= n;
+			soff += n;
+			if (soff == d->sge[s].len) {
+				s++;
+				soff = 0;
+			}
+		}
+	}
+}
+
+static void
+shm_write_grh(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
+	      uint32_t len, const uint8_t *sgid, const uint8_t *dgid)
+{
+	uint8_t grh[SHM_GRH_LEN] = { 0x60, 0, 0, 0 };
+	struct iovec iov = { grh, sizeof(grh) };
+	struct shm_send w = { .iov = &iov, .iovcnt = 1 };
+
+	grh[4] = (uint8_t)(len >> 8);
+	grh[5] = (uint8_t)len;
+	grh[6] = 0x1b;		/* next header: IBA transport */
+	grh[7] = 1;		/* hop limit: link-local */
+	memcpy(&grh[8], sgid, SHM_GID_LEN);
+	memcpy(&grh[24], dgid, SHM_GID_LEN);
+	shm_copy(f, proc, d, 0, &w);
+}
+
+/* Deliver one UD message to QP dqpn; drops are counted at the target. */
+static void
+shm_ud_deliver(struct shm_qp *qp, const struct shm_send *wr, uint32_t len,
+	       uint32_t dqpn, const uint8_t *dgid)
+{
+	struct shm_fabric *f = qp->port->f;
+	struct shm_qp_ent *q = shm_qp_lookup(f, dqpn), dv;
+	const struct shm_qp_ent *d = &dv;
+	struct shm_port_ent *dp;
+	struct shm_rq_ring *r;
+	struct shm_cq_ring *c;
+	struct shm_cqe cqe;
+	uint32_t slot, qkey;
+
+	if (q == NULL || !shm_qp_ent_read(q, dqpn, &dv) ||
+	    d->type != SHM_QPT_UD || d->state != SHM_QPS_RTS)
+		return;
+	dp = &f->hdr->ports[d->port];
+	if (shm_load(&dp->state) != SHM_PORT_ACTIVE)
+		return;
+	if (shm_fault_drop(shm_load_relaxed(&dp->fault_drop_ppm))) {
+		shm_add(&dp->cnt_fault_drops, 1);
+		return;
+	}
+	if (!shm_pkey_match(qp->ent->pkey, d->pkey)) {
+		shm_add(&dp->cnt_pkey_drops, 1);
+		return;
+	}
+	/* a Q_Key with the high bit set means "use the QP's own" */
+	qkey = (wr->remote_qkey & 0x80000000u) ? qp->ent->qkey :
+						  wr->remote_qkey;
+	if (qkey != d->qkey) {
+		shm_add(&dp->cnt_qkey_drops, 1);
+		return;
+	}
+	r = shm_arena_ptr(f, d->proc, d->rq_off);
+	c = shm_arena_ptr(f, d->proc, d->cq_off);
+	if (r == NULL || c == NULL)
+		return;
+	if (shm_rq_claim(r, 1, &slot) == 0) {
+		shm_add(&dp->cnt_ud_no_wr, 1);
+		return;
+	}
+	memset(&cqe, 0, sizeof(cqe));
+	cqe.rq_off = d->rq_off;
+	cqe.slot = slot;
+	cqe.qp_num = dqpn;
+	cqe.src_qp = qp->qpn;
+	cqe.qp_context = d->qp_context;
+	cqe.slid = qp->port->ent->lid;
+	cqe.wc_flags = SHM_WC_GRH;
+	if (SHM_GRH_LEN + len > shm_rdesc(r, slot)->total_len) {
+		cqe.status = SHM_WC_LOC_LEN_ERR;
+		shm_add(&dp->cnt_len_errs, 1);
+	} else {
+		shm_write_grh(f, d->proc, shm_rdesc(r, slot), len,
+			      qp->port->ent->gid, dgid);
+		shm_copy(f, d->proc, shm_rdesc(r, slot), SHM_GRH_LEN, wr);
+		cqe.byte_len = SHM_GRH_LEN + len;
+	}
+	shm_cq_push(c, &cqe, 1);
+}
+
+static struct shm_mcg_ent *
+shm_mcg_find(struct shm_hdr *h, const uint8_t *mgid)
+{
+	uint32_t g;
+
+	for (g = 0; g < SHM_MAX_MCGS; g++)
+		if (shm_load(&h->mcgs[g].nr_members) != 0 &&
+		    memcmp(h->mcgs[g].mgid, mgid, SHM_GID_LEN) == 0)
+			return &h->mcgs[g];
+	return NULL;
+}
+
+/* UD sends never stop: what cannot be delivered is dropped, as on a wire. */
+static uint16_t
+shm_ud_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
+{
+	struct shm_hdr *h = qp->port->f->hdr;
+	uint16_t i;
+
+	if (shm_load(&qp->ent->state) != SHM_QPS_RTS)
+		return 0;
+	for (i = 0; i < n; i++) {
+		const struct shm_ah *ah = wr[i].ah;
+		uint32_t len = shm_msg_len(&wr[i]);
+
+		if (qp->port->cap != NULL)
+			shm_capture_tx(qp->port, &wr[i], wr[i].remote_qpn,
+				       ah->dgid, len);
+		if (shm_load(&qp->port->ent->state) != SHM_PORT_ACTIVE) {
+			shm_add(&qp->port->ent->cnt_link_down_drops, 1);
+			continue;
+		}
+		if (ah->multicast) {
+			struct shm_mcg_ent *m = shm_mcg_find(h, ah->dgid);
+			uint32_t k, nr;
+
+			if (m == NULL)
+				continue;
+			nr = shm_load(&m->nr_members);
+			for (k = 0; k < nr && k < SHM_MCG_MAX_MEMBERS; k++)
+				shm_ud_deliver(qp, &wr[i], len,
+					       shm_load_relaxed(&m->members[k]),
+					       ah->dgid);
+		} else {
+			shm_ud_deliver(qp, &wr[i], len, wr[i].remote_qpn,
+				       ah->dgid);
+		}
+	}
+	return n;
+}
+
+/* No posted buffer at the receiver: RNR NAK; retry, or error out. */
+static void
+shm_rc_rnr(struct shm_qp *qp)
+{
+	uint64_t now = shm_now_ns();
+
+	shm_add(&qp->port->ent->cnt_rnr_naks, 1);
+	if (qp->rnr_since == 0) {
+		qp->rnr_since = now;
+		return;
+	}
+	if (qp->rnr_retry != 7 && now - qp->rnr_since >
+	    (uint64_t)(qp->rnr_retry + 1) * SHM_RNR_TIMER_MS * 1000000ULL)
+		shm_qp_set_err(qp);
+}
+
+/* RC sends: reliable and in order. Stops at the first that cannot go. */
+static uint16_t
+shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
+{
+	struct shm_fabric *f = qp->port->f;
+	const struct shm_qp_ent *peer = NULL;
+	struct shm_cqe cqe[SHM_BURST];
+	uint32_t slots[SHM_BURST], k, i;
+	struct shm_qp_ent pv;
+	struct shm_rq_ring *r;
+	struct shm_cq_ring *c;
+	uint16_t done = 0;
+
+	if (shm_load(&qp->ent->state) != SHM_QPS_RTS)
+		return 0;
+	if (shm_load(&qp->port->ent->state) != SHM_PORT_ACTIVE) {
+		/* the link is down: the retries run out, the QP errors */
+		shm_add(&qp->port->ent->cnt_link_down_drops, 1);
+		shm_qp_set_err(qp);
+		return 0;
+	}
+	if (shm_rc_peer_gone(qp) ||
+	    !shm_qp_ent_read(qp->peer, qp->peer_qpn, &pv) ||
+	    shm_load(&f->hdr->ports[pv.port].state) != SHM_PORT_ACTIVE) {
+		shm_qp_set_err(qp);
+		return 0;
+	}
+	peer = &pv;
+	r = shm_arena_ptr(f, peer->proc, peer->rq_off);
+	c = shm_arena_ptr(f, peer->proc, peer->cq_off);
+	if (r == NULL || c == NULL) {
+		shm_qp_set_err(qp);
+		return 0;
+	}
+	if (!shm_qp_connected(peer->state)) {
+		shm_rc_rnr(qp);		/* not ready to receive yet */
+		return 0;
+	}
+	while (done < n) {
+		uint16_t want = n - done < SHM_BURST ? n - done : SHM_BURST;
+
+		k = shm_rq_claim(r, want, slots);
+		if (k == 0) {
+			shm_rc_rnr(qp);
+			break;
+		}
+		qp->rnr_since = 0;
+		for (i = 0; i < k; i++) {
+			const struct shm_send *w = &wr[done + i];
+			struct shm_rdesc *d = shm_rdesc(r, slots[i]);
+			uint32_t len = shm_msg_len(w);
+
+			memset(&cqe[i], 0, sizeof(cqe[i]));
+			cqe[i].rq_off = peer->rq_off;
+			cqe[i].slot = slots[i];
+			cqe[i].qp_num = qp->peer_qpn;
+			cqe[i].src_qp = qp->qpn;
+			cqe[i].qp_context = peer->qp_context;
+			cqe[i].slid = qp->port->ent->lid;
+			if (qp->port->cap != NULL)
+				shm_capture_tx(qp->port, w, qp->peer_qpn,
+					       f->hdr->ports[peer->port].gid,
+					       len);
+			if (len > d->total_len) {
+				cqe[i].status = SHM_WC_LOC_LEN_ERR;
+				shm_add(&f->hdr->ports[peer->port].cnt_len_errs,
+					1);
+				continue;
+			}
+			shm_copy(f, peer->proc, d, 0, w);
+			cqe[i].byte_len = len;
+		}
+		shm_cq_push(c, cqe, k);
+		done += k;
+	}
+	return done;
+}
+
+uint16_t
+shm_qp_post_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
+{
+	if (qp->type == SHM_QPT_UD)
+		return shm_ud_send(qp, wr, n);
+	return shm_rc_send(qp, wr, n);
+}
+
+/* ---- multicast ----------------------------------------------------------- */
+
+int
+shm_mcast_attach(struct shm_qp *qp, const uint8_t *mgid)
+{
+	struct shm_fabric *f = qp->port->f;
+	struct shm_hdr *h = f->hdr;
+	struct shm_mcg_ent *m;
+	uint32_t g, i;
+	int ret;
+
+	if (qp->type != SHM_QPT_UD || mgid[0] != 0xff)
+		return -EINVAL;
+	ret = shm_lock(f);
+	if (ret < 0)
+		return ret;
+	m = shm_mcg_find(h, mgid);
+	for (g = 0; m == NULL && g < SHM_MAX_MCGS; g++) {
+		if (h->mcgs[g].nr_members == 0) {
+			m = &h->mcgs[g];
+			memcpy(m->mgid, mgid, SHM_GID_LEN);
+		}
+	}
+	ret = -ENOSPC;
+	if (m != NULL && m->nr_members < SHM_MCG_MAX_MEMBERS) {
+		for (i = 0; i < m->nr_members; i++)
+			if (m->members[i] == qp->qpn)
+				break;
+		if (i == m->nr_members) {
+			m->members[i] = qp->qpn;
+			/* a sender reads members below nr_members */
+			shm_store(&m->nr_members, i + 1);
+			qp->mcgs++;
+		}
+		ret = 0;
+	}
+	shm_unlock(f);
+	return ret;
+}
+
+int
+shm_mcast_detach(struct shm_qp *qp, const uint8_t *mgid)
+{
+	struct shm_fabric *f = qp->port->f;
+	struct shm_mcg_ent *m;
+	uint32_t i;
+	int ret = shm_lock(f);
+
+	if (ret < 0)
+		return ret;
+	ret = -ENOENT;
+	m = shm_mcg_find(f->hdr, mgid);
+	for (i = 0; m != NULL && i < m->nr_members; i++) {
+		if (m->members[i] == qp->qpn) {
+			m->members[i] = m->members[m->nr_members - 1];
+			shm_store(&m->nr_members, m->nr_members - 1);
+			qp->mcgs--;
+			ret = 0;
+			break;
+		}
+	}
+	shm_unlock(f);
+	return ret;
+}
