@@ -368,10 +368,11 @@ void ipoib_conn_handle_cm(struct ipoib_priv *priv,
 			  const struct ipoib_cm_event *ev);
 void ipoib_conn_handle_async(struct ipoib_priv *priv,
 			     const struct ipoib_async_event *ev);
-void ipoib_conn_timers(struct ipoib_priv *priv, uint64_t now);
 int ipoib_conn_listen(struct ipoib_priv *priv);
+
+/* ipoib_spill.c: the spill policy (control thread timers) */
+void ipoib_conn_timers(struct ipoib_priv *priv, uint64_t now);
 void ipoib_peers_reset_pending(struct ipoib_priv *priv);
-void ipoib_pools_reap_all(struct ipoib_priv *priv);
 
 /* ipoib_ctrl.c: the control thread */
 int ipoib_ctrl_start(struct ipoib_priv *priv);

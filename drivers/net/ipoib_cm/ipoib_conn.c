@@ -28,9 +28,6 @@
 #include "ipoib_log.h"
 #include "ipoib_rxq.h"
 
-#define IPOIB_NS_PER_MS		1000000ULL
-#define IPOIB_NS_PER_S		1000000000ULL
-
 /* ---- slots and accounting ------------------------------------------------ */
 
 int
@@ -165,7 +162,7 @@ ipoib_peer_renew(struct ipoib_peer *peer)
  * active connection is spilled with a backoff if it refused or failed us,
  * and otherwise connects again when next sent to.
  */
-static void
+void
 ipoib_conn_close(struct ipoib_priv *priv, struct ipoib_conn *c,
 		 bool send_dreq, bool refused)
 {
@@ -205,62 +202,6 @@ ipoib_conn_close(struct ipoib_priv *priv, struct ipoib_conn *c,
 	priv->nr_draining++;
 	c->token = rte_rcu_qsbr_start(priv->pt.qsbr);
 	c->drain_deadline_ns = ipoib_now_ns() + IPOIB_DRAIN_TIMEOUT_NS;
-}
-
-/*
- * Spare pools. Creating a non-SRQ connection's pool (a mempool, fabric
- * memory faulted in, every mbuf initialised) is most of what a non-SRQ
- * setup costs, so an idle one is kept for the next connection: up to
- * IPOIB_SPARE_POOLS, while what connections hold plus the spares fits
- * mem_budget, and for IPOIB_SPARE_NS after last use.
- */
-static bool
-ipoib_pools_keep(struct ipoib_priv *priv, struct ipoib_pool *pool)
-{
-	if (priv->nr_spare_pools == IPOIB_SPARE_POOLS || priv->stopping ||
-	    priv->mem_used + priv->spare_bytes + pool->mem.len >
-	    priv->cfg.mem_budget)
-		return false;
-	priv->spare_pools[priv->nr_spare_pools++] = *pool;
-	priv->spare_bytes += pool->mem.len;
-	priv->spare_used_ns = ipoib_now_ns();
-	pool->mp = NULL;
-	return true;
-}
-
-/* A spare of n mbufs of data_room bytes, into pool. */
-static bool
-ipoib_pools_take(struct ipoib_priv *priv, struct ipoib_pool *pool,
-		 uint32_t n, uint32_t data_room)
-{
-	uint32_t i;
-
-	for (i = 0; i < priv->nr_spare_pools; i++) {
-		struct ipoib_pool *sp = &priv->spare_pools[i];
-
-		if (sp->mp->size != n || rte_pktmbuf_data_room_size(sp->mp) !=
-		    data_room)
-			continue;
-		*pool = *sp;
-		priv->spare_bytes -= sp->mem.len;
-		*sp = priv->spare_pools[--priv->nr_spare_pools];
-		priv->spare_used_ns = ipoib_now_ns();
-		priv->cstats.pool_reuses++;
-		return true;
-	}
-	return false;
-}
-
-void
-ipoib_pools_spare_free(struct ipoib_priv *priv)
-{
-	while (priv->nr_spare_pools > 0) {
-		struct ipoib_pool *sp =
-			&priv->spare_pools[--priv->nr_spare_pools];
-
-		priv->spare_bytes -= sp->mem.len;
-		ipoib_pool_free(priv, sp);
-	}
 }
 
 /* Release a connection's receive buffers and its charge to the budget. */
@@ -342,7 +283,7 @@ ipoib_conn_send_req(struct ipoib_priv *priv, struct ipoib_conn *c)
 }
 
 /* Open a send connection to peer, or spill it. */
-static void
+void
 ipoib_conn_connect(struct ipoib_priv *priv, struct ipoib_peer *peer)
 {
 	struct ipoib_qp_init qi = {
@@ -683,166 +624,7 @@ ipoib_conn_handle_async(struct ipoib_priv *priv,
 	}
 }
 
-/* ---- timers: activity, retries, promotion, reaping, eviction ------------- */
-
-static uint64_t
-ipoib_peer_pkts(const struct ipoib_peer *p)
-{
-	return __atomic_load_n(&p->tx_rc_pkts, __ATOMIC_RELAXED) +
-	       __atomic_load_n(&p->tx_ud_pkts, __ATOMIC_RELAXED) +
-	       __atomic_load_n(&p->rx_pkts, __ATOMIC_RELAXED);
-}
-
-/* Once a second: each peer's packet rate and last activity. */
-static void
-ipoib_sample_activity(struct ipoib_priv *priv, uint64_t now)
-{
-	uint32_t i;
-
-	for (i = 0; i < priv->pt.nr_max; i++) {
-		struct ipoib_peer *p = &priv->pt.peers[i];
-		uint64_t pkts;
-
-		if (!ipoib_peer_live(p))
-			continue;
-		pkts = ipoib_peer_pkts(p);
-		p->rate = pkts - p->sample_pkts;
-		p->sample_pkts = pkts;
-		if (p->rate > 0)
-			p->last_active_ns = now;
-	}
-}
-
-/*
- * Forget peers without a connection that nothing was sent to or received
- * from for a while, as neighbour entries expire: hosts that left, or came
- * back under a new QPN (a new address), do not fill the table. The idle
- * time is reap_idle (IPOIB_PEER_STALE_NS when connections are never
- * reaped), and IPOIB_EVICT_IDLE_NS when the table is 7/8 full.
- */
-static void
-ipoib_peers_gc(struct ipoib_priv *priv, uint64_t now)
-{
-	struct ipoib_peers *pt = &priv->pt;
-	uint64_t stale = priv->cfg.reap_idle != 0 ?
-			 (uint64_t)priv->cfg.reap_idle * IPOIB_NS_PER_S :
-			 IPOIB_PEER_STALE_NS;
-	uint32_t i;
-
-	if (rte_ring_count(pt->free) < pt->nr_max / 8)
-		stale = RTE_MIN(stale, IPOIB_EVICT_IDLE_NS);
-	for (i = 0; i < pt->nr_max; i++) {
-		struct ipoib_peer *p = &pt->peers[i];
-		uint32_t st;
-
-		if (!ipoib_peer_live(p) || p->txc != NULL ||
-		    p->rx != NULL || now - p->last_active_ns < stale)
-			continue;
-		st = __atomic_load_n(&p->state, __ATOMIC_ACQUIRE);
-		if (st == IPOIB_PEER_CONNECTING || st == IPOIB_PEER_CONNECTED)
-			continue;	/* a request is queued, or in flight */
-		if (st == IPOIB_PEER_SPILLED)
-			priv->nr_spilled--;
-		ipoib_peer_forget(priv, p);
-		priv->cstats.peers_forgotten++;
-	}
-}
-
-/* The busiest spilled peer that may be connected now, or NULL. */
-static struct ipoib_peer *
-ipoib_pick_spilled(struct ipoib_priv *priv, uint64_t now)
-{
-	struct ipoib_peer *best = NULL;
-	uint32_t i;
-
-	for (i = 0; i < priv->pt.nr_max; i++) {
-		struct ipoib_peer *p = &priv->pt.peers[i];
-
-		/* a peer nobody talks to any more is left on UD */
-		if (!ipoib_peer_live(p) ||
-		    __atomic_load_n(&p->state, __ATOMIC_RELAXED) !=
-		    IPOIB_PEER_SPILLED ||
-		    now < p->next_retry_ns || p->rate == 0)
-			continue;
-		if (best == NULL || p->rate > best->rate)
-			best = p;
-	}
-	return best;
-}
-
-/* Spilled peers whose time has come, busiest first, while slots last. */
-static void
-ipoib_promote(struct ipoib_priv *priv, uint64_t now)
-{
-	while (priv->nr_active < priv->cfg.max_conns) {
-		struct ipoib_peer *p = ipoib_pick_spilled(priv, now);
-
-		if (p == NULL)
-			return;
-		if (p->refused)
-			priv->cstats.retries++;
-		else
-			priv->cstats.promotions++;
-		ipoib_conn_connect(priv, p);
-		if (p->state == IPOIB_PEER_SPILLED)
-			return;		/* refused at once: wait */
-	}
-}
-
-/* Connections idle for reap_idle seconds are torn down (DREQ). */
-static void
-ipoib_reap(struct ipoib_priv *priv, uint64_t now)
-{
-	uint64_t idle = (uint64_t)priv->cfg.reap_idle * IPOIB_NS_PER_S;
-	uint32_t i;
-
-	if (idle == 0)
-		return;
-	for (i = 0; i < priv->nr_conns_max; i++) {
-		struct ipoib_conn *c = priv->conns[i];
-
-		if (c == NULL || c->state != IPOIB_CONN_CONNECTED ||
-		    now - RTE_MAX(c->peer->last_active_ns, c->since_ns) < idle)
-			continue;
-		priv->cstats.reaped++;
-		ipoib_conn_close(priv, c, true, false);
-	}
-}
-
-/*
- * Table full and a spilled peer busy: evict the least recently used
- * connection that has been idle at least IPOIB_EVICT_IDLE_NS.
- */
-static void
-ipoib_evict(struct ipoib_priv *priv, uint64_t now)
-{
-	struct ipoib_peer *busy;
-	struct ipoib_conn *lru = NULL;
-	uint32_t i;
-
-	if (priv->nr_active < priv->cfg.max_conns)
-		return;
-	busy = ipoib_pick_spilled(priv, now);
-	if (busy == NULL || busy->rate < IPOIB_BUSY_PPS)
-		return;
-	for (i = 0; i < priv->nr_conns_max; i++) {
-		struct ipoib_conn *c = priv->conns[i];
-
-		if (c == NULL || !c->active ||
-		    c->state != IPOIB_CONN_CONNECTED ||
-		    now - c->peer->last_active_ns < IPOIB_EVICT_IDLE_NS)
-			continue;
-		if (lru == NULL ||
-		    c->peer->last_active_ns < lru->peer->last_active_ns)
-			lru = c;
-	}
-	if (lru == NULL)
-		return;
-	priv->cstats.evictions++;
-	ipoib_conn_close(priv, lru, true, false);
-}
-
-static void
+void
 ipoib_conn_reap_drained(struct ipoib_priv *priv)
 {
 	uint32_t i;
@@ -854,42 +636,6 @@ ipoib_conn_reap_drained(struct ipoib_priv *priv)
 			ipoib_conn_try_destroy(priv, c);
 	}
 	ipoib_pools_reap(priv);
-}
-
-void
-ipoib_conn_timers(struct ipoib_priv *priv, uint64_t now)
-{
-	void *idx;
-
-	while (rte_ring_dequeue(priv->connect_req, &idx) == 0) {
-		struct ipoib_peer *p = &priv->pt.peers[(uintptr_t)idx];
-
-		/* acquire: pairs with the CAS of ipoib_conn_request() */
-		if (!__atomic_load_n(&p->dead, __ATOMIC_RELAXED) &&
-		    __atomic_load_n(&p->state, __ATOMIC_ACQUIRE) ==
-		    IPOIB_PEER_CONNECTING &&
-		    p->txc == NULL)
-			ipoib_conn_connect(priv, p);
-	}
-	if (now >= priv->next_sample_ns) {
-		priv->next_sample_ns = now + IPOIB_SAMPLE_NS;
-		ipoib_sample_activity(priv, now);
-		ipoib_reap(priv, now);
-		ipoib_evict(priv, now);
-		ipoib_peers_gc(priv, now);
-		if (now - priv->spare_used_ns > IPOIB_SPARE_NS)
-			ipoib_pools_spare_free(priv);
-	}
-	/* a teardown ends as soon as it can: the table is a few KiB */
-	if (priv->nr_draining > 0 || priv->nr_dead_pools > 0)
-		ipoib_conn_reap_drained(priv);
-	/* the scans below are for a few tens of milliseconds at most */
-	if (now < priv->next_tick_ns)
-		return;
-	priv->next_tick_ns = now + IPOIB_TICK_NS;
-	if (priv->nr_spilled > 0)
-		ipoib_promote(priv, now);
-	ipoib_peers_reclaim(priv);
 }
 
 int
@@ -932,23 +678,6 @@ ipoib_conn_disconnect_peer(struct ipoib_priv *priv, struct ipoib_peer *peer)
 	return n;
 }
 
-void
-ipoib_peers_retry_now(struct ipoib_priv *priv)
-{
-	uint64_t now = ipoib_now_ns();
-	uint32_t i;
-
-	for (i = 0; i < priv->pt.nr_max; i++) {
-		struct ipoib_peer *p = &priv->pt.peers[i];
-
-		if (ipoib_peer_live(p) && __atomic_load_n(&p->state,
-		    __ATOMIC_RELAXED) == IPOIB_PEER_SPILLED) {
-			p->next_retry_ns = now;
-			p->backoff_ms = 0;
-		}
-	}
-}
-
 /* Destroy what has drained; true when no connection is left. */
 bool
 ipoib_conns_reap_all(struct ipoib_priv *priv)
@@ -965,37 +694,6 @@ ipoib_conns_reap_all(struct ipoib_priv *priv)
 	}
 	ipoib_pools_reap(priv);
 	return !left;
-}
-
-/* ---- deferred pools ------------------------------------------------------ */
-
-void
-ipoib_pools_defer(struct ipoib_priv *priv, struct ipoib_pool *pool)
-{
-	if (priv->nr_dead_pools == IPOIB_DEAD_POOLS) {
-		IPOIB_LOG(WARNING, "too many pools in use after close: freeing "
-			  "%s with mbufs out", pool->mp->name);
-		ipoib_pool_free(priv, pool);
-		return;
-	}
-	priv->dead_pools[priv->nr_dead_pools++] = *pool;
-	pool->mp = NULL;
-}
-
-void
-ipoib_pools_reap(struct ipoib_priv *priv)
-{
-	uint32_t i = 0;
-
-	while (i < priv->nr_dead_pools) {
-		if (!ipoib_pool_idle(&priv->dead_pools[i])) {
-			i++;
-			continue;
-		}
-		if (!ipoib_pools_keep(priv, &priv->dead_pools[i]))
-			ipoib_pool_free(priv, &priv->dead_pools[i]);
-		priv->dead_pools[i] = priv->dead_pools[--priv->nr_dead_pools];
-	}
 }
 
 /* A completion taken while stopped: its buffer is dropped. */
@@ -1037,29 +735,4 @@ ipoib_conns_poll_stopped(struct ipoib_priv *priv)
 			for (i = 0; i < n; i++)
 				ipoib_conn_drop_wc(priv, rxq, &wc[i]);
 	}
-}
-
-/* After a stop: requests never served go back to "not tried". */
-void
-ipoib_peers_reset_pending(struct ipoib_priv *priv)
-{
-	uint32_t i;
-
-	for (i = 0; i < priv->pt.nr_max; i++) {
-		struct ipoib_peer *p = &priv->pt.peers[i];
-
-		if (ipoib_peer_live(p) && __atomic_load_n(&p->state,
-		    __ATOMIC_RELAXED) == IPOIB_PEER_CONNECTING &&
-		    p->txc == NULL)
-			p->state = IPOIB_PEER_NEW;
-	}
-}
-
-/* Close: pools the application never gave back are freed anyway. */
-void
-ipoib_pools_reap_all(struct ipoib_priv *priv)
-{
-	ipoib_pools_spare_free(priv);
-	while (priv->nr_dead_pools > 0)
-		ipoib_pool_free(priv, &priv->dead_pools[--priv->nr_dead_pools]);
 }

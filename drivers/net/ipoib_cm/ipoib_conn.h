@@ -6,6 +6,7 @@
 #define IPOIB_CONN_H
 
 #include "ipoib_cm.h"
+#include "ipoib_pool.h"
 
 #define IPOIB_CONN_SPARE	64	/* slots for connections draining */
 #define IPOIB_DRAIN_TIMEOUT_NS	(5ULL * 1000000000ULL)
@@ -28,20 +29,27 @@ ipoib_count_rej(uint64_t *by_reason, uint16_t reason)
 	by_reason[reason < 31 ? reason : 31]++;
 }
 
-/* Pools the application still holds mbufs of: freed when they return. */
-void ipoib_pools_defer(struct ipoib_priv *priv, struct ipoib_pool *pool);
-void ipoib_pools_reap(struct ipoib_priv *priv);
-/* Idle pools kept for the next non-SRQ connection: all freed. */
-void ipoib_pools_spare_free(struct ipoib_priv *priv);
+#define IPOIB_NS_PER_MS		1000000ULL
+#define IPOIB_NS_PER_S		1000000000ULL
+
+/* Open a send connection to peer, or spill it. */
+void ipoib_conn_connect(struct ipoib_priv *priv, struct ipoib_peer *peer);
+/* Take a connection down (see ipoib_conn.c). */
+void ipoib_conn_close(struct ipoib_priv *priv, struct ipoib_conn *c,
+		      bool send_dreq, bool refused);
+/* Destroy the connections that drained, free the pools that came back. */
+void ipoib_conn_reap_drained(struct ipoib_priv *priv);
 /* Every connection down; with a DREQ where one can still be sent. */
 void ipoib_conns_close_all(struct ipoib_priv *priv, bool send_dreq);
 /* Close a peer's connections (DREQ); how many. */
 int ipoib_conn_disconnect_peer(struct ipoib_priv *priv,
 			       struct ipoib_peer *peer);
-/* Spilled peers are tried again now, their backoff forgotten. */
-void ipoib_peers_retry_now(struct ipoib_priv *priv);
 bool ipoib_conns_reap_all(struct ipoib_priv *priv);
 /* Stopped port: poll the queues' CQs for flushes ourselves. */
 void ipoib_conns_poll_stopped(struct ipoib_priv *priv);
+
+/* ipoib_spill.c: the spill policy (control thread timers) */
+/* Spilled peers are tried again now, their backoff forgotten. */
+void ipoib_peers_retry_now(struct ipoib_priv *priv);
 
 #endif /* IPOIB_CONN_H */

@@ -22,88 +22,6 @@
 
 #define IPOIB_DRAIN_NS		(2ULL * 1000000000ULL)
 
-/* ---- pools --------------------------------------------------------------- */
-
-int
-ipoib_pool_create(struct ipoib_priv *priv, struct ipoib_pool *pool,
-		  const char *port, const char *what, uint32_t n,
-		  uint32_t data_room)
-{
-	static uint32_t seq;
-	struct rte_pktmbuf_pool_private pp = {
-		.mbuf_data_room_size = (uint16_t)data_room,
-	};
-	char name[RTE_MEMPOOL_NAMESIZE];
-	struct rte_mempool_objsz osz;
-	struct rte_mempool *mp;
-	size_t sz;
-	void *addr;
-	int ret;
-
-	if (data_room > UINT16_MAX || data_room <= RTE_PKTMBUF_HEADROOM)
-		return -EINVAL;
-	snprintf(name, sizeof(name), "ipb_%s_%u", what,
-		 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
-	/* the HCA reads virtual addresses: objects may cross pages */
-	mp = rte_mempool_create_empty(name, n, sizeof(struct rte_mbuf) +
-				      data_room, RTE_MIN(256U, n / 8),
-				      sizeof(pp), (int)rte_socket_id(),
-				      RTE_MEMPOOL_F_NO_IOVA_CONTIG);
-	if (mp == NULL)
-		return -rte_errno;
-	ret = rte_mempool_set_ops_byname(mp, rte_mbuf_best_mempool_ops(),
-					 NULL);
-	if (ret < 0)
-		goto fail_mp;
-	rte_pktmbuf_pool_init(mp, &pp);
-	/* one virtually contiguous chunk: objects back to back */
-	sz = (size_t)n * rte_mempool_calc_obj_size(mp->elt_size, mp->flags,
-						   &osz);
-	ret = priv->ops->mem_alloc(priv->hca, ipoib_pool_bytes(n, data_room),
-				   &pool->mem);
-	if (ret < 0)
-		goto fail_mp;
-	addr = RTE_PTR_ALIGN_CEIL(pool->mem.addr, RTE_MEMPOOL_ALIGN);
-	ret = rte_mempool_populate_iova(mp, addr, (rte_iova_t)(uintptr_t)addr,
-					sz, NULL, NULL);
-	if (ret < (int)n) {
-		ret = ret < 0 ? ret : -ENOMEM;
-		goto fail_mem;
-	}
-	rte_mempool_obj_iter(mp, rte_pktmbuf_init, NULL);
-	pool->mp = mp;
-	pool->seg_len = (uint16_t)(data_room - RTE_PKTMBUF_HEADROOM);
-	IPOIB_LOG(DEBUG, "%s: pool %s: %u mbufs of %u bytes, %zu bytes", port,
-		  name, n, data_room, pool->mem.len);
-	return 0;
-fail_mem:
-	rte_mempool_free(mp);
-	priv->ops->mem_free(priv->hca, &pool->mem);
-	return ret;
-fail_mp:
-	rte_mempool_free(mp);
-	return ret;
-}
-
-bool
-ipoib_pool_idle(const struct ipoib_pool *pool)
-{
-	return pool->mp == NULL || rte_mempool_full(pool->mp);
-}
-
-void
-ipoib_pool_free(struct ipoib_priv *priv, struct ipoib_pool *pool)
-{
-	if (pool->mp == NULL)
-		return;
-	if (!rte_mempool_full(pool->mp))
-		IPOIB_LOG(WARNING, "pool %s freed with %u mbufs still out",
-			  pool->mp->name, rte_mempool_in_use_count(pool->mp));
-	rte_mempool_free(pool->mp);
-	priv->ops->mem_free(priv->hca, &pool->mem);
-	pool->mp = NULL;
-}
-
 /* ---- rings --------------------------------------------------------------- */
 
 int
@@ -271,17 +189,6 @@ ipoib_rxq_cqe(const struct ipoib_priv *priv, uint16_t nb_desc)
 	fit = (uint32_t)RTE_MIN((uint64_t)per_q,
 				priv->cfg.mem_budget / ring + 1);
 	return fit * nb_desc + priv->cfg.max_conns + 64;
-}
-
-/* The HCA memory a pool of n mbufs of data_room bytes takes. */
-uint64_t
-ipoib_pool_bytes(uint32_t n, uint32_t data_room)
-{
-	struct rte_mempool_objsz osz;
-
-	return (uint64_t)n * rte_mempool_calc_obj_size(
-		sizeof(struct rte_mbuf) + data_room,
-		RTE_MEMPOOL_F_NO_IOVA_CONTIG, &osz) + RTE_MEMPOOL_ALIGN;
 }
 
 uint64_t

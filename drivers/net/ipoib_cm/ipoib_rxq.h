@@ -6,28 +6,15 @@
 #define IPOIB_RXQ_H
 
 /*
- * Receive buffers: pools in HCA memory, rings of posted WRs (a slot is one
- * WR: segs mbufs scattered into), and receive queue setup.
+ * Receive buffers: rings of posted WRs (a slot is one WR: segs mbufs
+ * scattered into) on pools in HCA memory (ipoib_pool.h), and receive
+ * queue setup.
  */
 
 #include "ipoib_cm.h"
+#include "ipoib_pool.h"
 
 #define IPOIB_UD_SPARE		1024	/* UD mbufs the application may hold */
-
-/* mbufs in a non-SRQ connection's pool: its ring and a quarter more,
- * for what the application holds while the ring is refilled.
- */
-static inline uint32_t
-ipoib_conn_pool_size(uint32_t nb_desc, uint32_t segs)
-{
-	return (nb_desc + nb_desc / 4) * segs;
-}
-
-int ipoib_pool_create(struct ipoib_priv *priv, struct ipoib_pool *pool,
-		      const char *port, const char *what, uint32_t n,
-		      uint32_t data_room);
-void ipoib_pool_free(struct ipoib_priv *priv, struct ipoib_pool *pool);
-bool ipoib_pool_idle(const struct ipoib_pool *pool);
 
 int ipoib_rx_ring_alloc(struct ipoib_rx_ring *ring, struct ipoib_pool *pool,
 			uint32_t nb_slots, uint32_t bytes);
@@ -57,8 +44,6 @@ uint32_t ipoib_rx_queue_count(void *q);
 void ipoib_rxq_stop(struct ipoib_priv *priv, struct ipoib_rxq *rxq);
 /* Completion queue entries queue qid needs for its connections. */
 uint32_t ipoib_rxq_cqe(const struct ipoib_priv *priv, uint16_t nb_desc);
-/* The HCA memory a pool of n mbufs of data_room bytes takes. */
-uint64_t ipoib_pool_bytes(uint32_t n, uint32_t data_room);
 /* Bytes of receive buffers one non-SRQ connection posts (its pool). */
 uint64_t ipoib_conn_ring_bytes(const struct ipoib_priv *priv,
 			       const struct ipoib_rxq *rxq);

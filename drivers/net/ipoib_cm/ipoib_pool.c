@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ *
+ * Receive-buffer pools: mempools built on memory the transport allocated
+ * (the HCA writes there). Created for the UD QP, an SRQ or a non-SRQ
+ * connection; kept idle for the next connection; reused; deferred while
+ * the application still holds some of their mbufs; reaped when those
+ * have come back.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_malloc.h>
+#include <rte_mbuf_pool_ops.h>
+
+#include "ipoib_cm.h"
+#include "ipoib_conn.h"
+#include "ipoib_log.h"
+#include "ipoib_pool.h"
+
+/* ---- pools --------------------------------------------------------------- */
+
+int
+ipoib_pool_create(struct ipoib_priv *priv, struct ipoib_pool *pool,
+		  const char *port, const char *what, uint32_t n,
+		  uint32_t data_room)
+{
+	static uint32_t seq;
+	struct rte_pktmbuf_pool_private pp = {
+		.mbuf_data_room_size = (uint16_t)data_room,
+	};
+	char name[RTE_MEMPOOL_NAMESIZE];
+	struct rte_mempool_objsz osz;
+	struct rte_mempool *mp;
+	size_t sz;
+	void *addr;
+	int ret;
+
+	if (data_room > UINT16_MAX || data_room <= RTE_PKTMBUF_HEADROOM)
+		return -EINVAL;
+	snprintf(name, sizeof(name), "ipb_%s_%u", what,
+		 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
+	/* the HCA reads virtual addresses: objects may cross pages */
+	mp = rte_mempool_create_empty(name, n, sizeof(struct rte_mbuf) +
+				      data_room, RTE_MIN(256U, n / 8),
+				      sizeof(pp), (int)rte_socket_id(),
+				      RTE_MEMPOOL_F_NO_IOVA_CONTIG);
+	if (mp == NULL)
+		return -rte_errno;
+	ret = rte_mempool_set_ops_byname(mp, rte_mbuf_best_mempool_ops(),
+					 NULL);
+	if (ret < 0)
+		goto fail_mp;
+	rte_pktmbuf_pool_init(mp, &pp);
+	/* one virtually contiguous chunk: objects back to back */
+	sz = (size_t)n * rte_mempool_calc_obj_size(mp->elt_size, mp->flags,
+						   &osz);
+	ret = priv->ops->mem_alloc(priv->hca, ipoib_pool_bytes(n, data_room),
+				   &pool->mem);
+	if (ret < 0)
+		goto fail_mp;
+	addr = RTE_PTR_ALIGN_CEIL(pool->mem.addr, RTE_MEMPOOL_ALIGN);
+	ret = rte_mempool_populate_iova(mp, addr, (rte_iova_t)(uintptr_t)addr,
+					sz, NULL, NULL);
+	if (ret < (int)n) {
+		ret = ret < 0 ? ret : -ENOMEM;
+		goto fail_mem;
+	}
+	rte_mempool_obj_iter(mp, rte_pktmbuf_init, NULL);
+	pool->mp = mp;
+	pool->seg_len = (uint16_t)(data_room - RTE_PKTMBUF_HEADROOM);
+	IPOIB_LOG(DEBUG, "%s: pool %s: %u mbufs of %u bytes, %zu bytes", port,
+		  name, n, data_room, pool->mem.len);
+	return 0;
+fail_mem:
+	rte_mempool_free(mp);
+	priv->ops->mem_free(priv->hca, &pool->mem);
+	return ret;
+fail_mp:
+	rte_mempool_free(mp);
+	return ret;
+}
+
+bool
+ipoib_pool_idle(const struct ipoib_pool *pool)
+{
+	return pool->mp == NULL || rte_mempool_full(pool->mp);
+}
+
+void
+ipoib_pool_free(struct ipoib_priv *priv, struct ipoib_pool *pool)
+{
+	if (pool->mp == NULL)
+		return;
+	if (!rte_mempool_full(pool->mp))
+		IPOIB_LOG(WARNING, "pool %s freed with %u mbufs still out",
+			  pool->mp->name, rte_mempool_in_use_count(pool->mp));
+	rte_mempool_free(pool->mp);
+	priv->ops->mem_free(priv->hca, &pool->mem);
+	pool->mp = NULL;
+}
+
+/* The HCA memory a pool of n mbufs of data_room bytes takes. */
+uint64_t
+ipoib_pool_bytes(uint32_t n, uint32_t data_room)
+{
+	struct rte_mempool_objsz osz;
+
+	return (uint64_t)n * rte_mempool_calc_obj_size(
+		sizeof(struct rte_mbuf) + data_room,
+		RTE_MEMPOOL_F_NO_IOVA_CONTIG, &osz) + RTE_MEMPOOL_ALIGN;
+}
+
+/* ---- spare pools -------------------------------------------------------- */
+
+/*
+ * Spare pools. Creating a non-SRQ connection's pool (a mempool, fabric
+ * memory faulted in, every mbuf initialised) is most of what a non-SRQ
+ * setup costs, so an idle one is kept for the next connection: up to
+ * IPOIB_SPARE_POOLS, while what connections hold plus the spares fits
+ * mem_budget, and for IPOIB_SPARE_NS after last use.
+ */
+bool
+ipoib_pools_keep(struct ipoib_priv *priv, struct ipoib_pool *pool)
+{
+	if (priv->nr_spare_pools == IPOIB_SPARE_POOLS || priv->stopping ||
+	    priv->mem_used + priv->spare_bytes + pool->mem.len >
+	    priv->cfg.mem_budget)
+		return false;
+	priv->spare_pools[priv->nr_spare_pools++] = *pool;
+	priv->spare_bytes += pool->mem.len;
+	priv->spare_used_ns = ipoib_now_ns();
+	pool->mp = NULL;
+	return true;
+}
+
+/* A spare of n mbufs of data_room bytes, into pool. */
+bool
+ipoib_pools_take(struct ipoib_priv *priv, struct ipoib_pool *pool,
+		 uint32_t n, uint32_t data_room)
+{
+	uint32_t i;
+
+	for (i = 0; i < priv->nr_spare_pools; i++) {
+		struct ipoib_pool *sp = &priv->spare_pools[i];
+
+		if (sp->mp->size != n || rte_pktmbuf_data_room_size(sp->mp) !=
+		    data_room)
+			continue;
+		*pool = *sp;
+		priv->spare_bytes -= sp->mem.len;
+		*sp = priv->spare_pools[--priv->nr_spare_pools];
+		priv->spare_used_ns = ipoib_now_ns();
+		priv->cstats.pool_reuses++;
+		return true;
+	}
+	return false;
+}
+
+void
+ipoib_pools_spare_free(struct ipoib_priv *priv)
+{
+	while (priv->nr_spare_pools > 0) {
+		struct ipoib_pool *sp =
+			&priv->spare_pools[--priv->nr_spare_pools];
+
+		priv->spare_bytes -= sp->mem.len;
+		ipoib_pool_free(priv, sp);
+	}
+}
+
+/* ---- deferred pools ------------------------------------------------------ */
+
+void
+ipoib_pools_defer(struct ipoib_priv *priv, struct ipoib_pool *pool)
+{
+	if (priv->nr_dead_pools == IPOIB_DEAD_POOLS) {
+		IPOIB_LOG(WARNING, "too many pools in use after close: freeing "
+			  "%s with mbufs out", pool->mp->name);
+		ipoib_pool_free(priv, pool);
+		return;
+	}
+	priv->dead_pools[priv->nr_dead_pools++] = *pool;
+	pool->mp = NULL;
+}
+
+void
+ipoib_pools_reap(struct ipoib_priv *priv)
+{
+	uint32_t i = 0;
+
+	while (i < priv->nr_dead_pools) {
+		if (!ipoib_pool_idle(&priv->dead_pools[i])) {
+			i++;
+			continue;
+		}
+		if (!ipoib_pools_keep(priv, &priv->dead_pools[i]))
+			ipoib_pool_free(priv, &priv->dead_pools[i]);
+		priv->dead_pools[i] = priv->dead_pools[--priv->nr_dead_pools];
+	}
+}
+
+/* Close: pools the application never gave back are freed anyway. */
+void
+ipoib_pools_reap_all(struct ipoib_priv *priv)
+{
+	ipoib_pools_spare_free(priv);
+	while (priv->nr_dead_pools > 0)
+		ipoib_pool_free(priv, &priv->dead_pools[--priv->nr_dead_pools]);
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ */
+
+#ifndef IPOIB_POOL_H
+#define IPOIB_POOL_H
+
+/*
+ * Receive-buffer pools in HCA memory (ipoib_pool.c): create, keep idle
+ * for the next connection, reuse, defer while the application holds
+ * mbufs, reap.
+ */
+
+#include "ipoib_cm.h"
+
+/* mbufs in a non-SRQ connection's pool: its ring and a quarter more,
+ * for what the application holds while the ring is refilled.
+ */
+static inline uint32_t
+ipoib_conn_pool_size(uint32_t nb_desc, uint32_t segs)
+{
+	return (nb_desc + nb_desc / 4) * segs;
+}
+
+int ipoib_pool_create(struct ipoib_priv *priv, struct ipoib_pool *pool,
+		      const char *port, const char *what, uint32_t n,
+		      uint32_t data_room);
+void ipoib_pool_free(struct ipoib_priv *priv, struct ipoib_pool *pool);
+bool ipoib_pool_idle(const struct ipoib_pool *pool);
+/* The HCA memory a pool of n mbufs of data_room bytes takes. */
+uint64_t ipoib_pool_bytes(uint32_t n, uint32_t data_room);
+
+/* Keep an idle pool for the next connection; false if it does not fit. */
+bool ipoib_pools_keep(struct ipoib_priv *priv, struct ipoib_pool *pool);
+/* A kept pool of n mbufs of data_room bytes, into pool; false if none. */
+bool ipoib_pools_take(struct ipoib_priv *priv, struct ipoib_pool *pool,
+		      uint32_t n, uint32_t data_room);
+/* Idle pools kept for the next non-SRQ connection: all freed. */
+void ipoib_pools_spare_free(struct ipoib_priv *priv);
+/* Pools the application still holds mbufs of: freed when they return. */
+void ipoib_pools_defer(struct ipoib_priv *priv, struct ipoib_pool *pool);
+void ipoib_pools_reap(struct ipoib_priv *priv);
+/* Close: every pool freed, mbufs still out or not. */
+void ipoib_pools_reap_all(struct ipoib_priv *priv);
+
+#endif /* IPOIB_POOL_H */
