@@ -366,8 +366,6 @@ void ipoib_conns_fini(struct ipoib_priv *priv);
 void ipoib_conn_request(struct ipoib_priv *priv, struct ipoib_peer *peer);
 void ipoib_conn_handle_cm(struct ipoib_priv *priv,
 			  const struct ipoib_cm_event *ev);
-void ipoib_conn_handle_async(struct ipoib_priv *priv,
-			     const struct ipoib_async_event *ev);
 int ipoib_conn_listen(struct ipoib_priv *priv);
 
 /* ipoib_spill.c: the spill policy (control thread timers) */

@@ -24,7 +24,6 @@
 
 #include "ipoib_cm.h"
 #include "ipoib_conn.h"
-#include "ipoib_link.h"
 #include "ipoib_log.h"
 #include "ipoib_rxq.h"
 
@@ -587,40 +586,6 @@ ipoib_conn_handle_cm(struct ipoib_priv *priv, const struct ipoib_cm_event *ev)
 		break;
 	case IPOIB_CM_DISCONNECTED:
 		break;		/* the id is gone with its DREQ: not seen */
-	}
-}
-
-void
-ipoib_conn_handle_async(struct ipoib_priv *priv,
-			const struct ipoib_async_event *ev)
-{
-	struct ipoib_conn *c;
-
-	switch (ev->type) {
-	case IPOIB_EVENT_QP_FATAL:
-		/* our own teardowns put QPs in error too: those do not count */
-		if (ev->qp_context >= priv->nr_conns_max)
-			break;
-		c = priv->conns[ev->qp_context];
-		if (c != NULL && c->state != IPOIB_CONN_DRAINING) {
-			priv->cstats.qp_errors++;
-			IPOIB_LOG(INFO, "connection %u to peer %u failed",
-				  c->index, c->peer->index);
-			ipoib_conn_close(priv, c, false, true);
-		}
-		break;
-	case IPOIB_EVENT_SRQ_LIMIT:
-		priv->srq_limit_events++;
-		break;
-	case IPOIB_EVENT_PORT_DOWN:
-		ipoib_link_event(priv, false);
-		break;
-	case IPOIB_EVENT_PORT_ACTIVE:
-		ipoib_link_event(priv, true);
-		break;
-	case IPOIB_EVENT_DEVICE_FATAL:
-		ipoib_link_fatal(priv);
-		break;
 	}
 }
 

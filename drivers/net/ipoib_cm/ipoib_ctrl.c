@@ -2,8 +2,10 @@
  * Copyright(c) 2026 The net_ipoibcm authors
  *
  * The control thread: every control event of a port in one serialised
- * context. It polls the CM and async events, runs the connection timers,
- * and takes connection requests from the datapath. Telemetry and the API
+ * context, dispatched from here: CM events to the connections
+ * (ipoib_conn.c), async events to the connections and the link
+ * (ipoib_link.c), timers and connection requests from the datapath to
+ * the spill policy (ipoib_spill.c). Telemetry and the API
  * read its state under ctrl_lock. With nothing to do it sleeps in the
  * transport's ctrl_wait(), which a CM message or a connection request
  * cuts short; the timers need it awake every IPOIB_CTRL_IDLE_NS at most.
@@ -17,10 +19,48 @@
 
 #include "ipoib_cm.h"
 #include "ipoib_conn.h"
+#include "ipoib_link.h"
 #include "ipoib_log.h"
 
 #define IPOIB_CTRL_IDLE_NS	1000000	/* longest sleep with nothing to do */
 #define IPOIB_CONNECT_RING	4096
+
+/*
+ * An async event: a QP failed (its connection goes), an SRQ ran low, the
+ * port went down or came back, or the transport failed.
+ */
+static void
+ipoib_ctrl_async(struct ipoib_priv *priv, const struct ipoib_async_event *ev)
+{
+	struct ipoib_conn *c;
+
+	switch (ev->type) {
+	case IPOIB_EVENT_QP_FATAL:
+		/* our own teardowns put QPs in error too: those do not count */
+		if (ev->qp_context >= priv->nr_conns_max)
+			break;
+		c = priv->conns[ev->qp_context];
+		if (c != NULL && c->state != IPOIB_CONN_DRAINING) {
+			priv->cstats.qp_errors++;
+			IPOIB_LOG(INFO, "connection %u to peer %u failed",
+				  c->index, c->peer->index);
+			ipoib_conn_close(priv, c, false, true);
+		}
+		break;
+	case IPOIB_EVENT_SRQ_LIMIT:
+		priv->srq_limit_events++;
+		break;
+	case IPOIB_EVENT_PORT_DOWN:
+		ipoib_link_event(priv, false);
+		break;
+	case IPOIB_EVENT_PORT_ACTIVE:
+		ipoib_link_event(priv, true);
+		break;
+	case IPOIB_EVENT_DEVICE_FATAL:
+		ipoib_link_fatal(priv);
+		break;
+	}
+}
 
 /* One round of control work; true if there was any. */
 static bool
@@ -38,7 +78,7 @@ ipoib_ctrl_round(struct ipoib_priv *priv)
 	work |= n > 0;
 	n = ops->async_poll(priv->hca, aev, RTE_DIM(aev));
 	for (i = 0; i < n; i++)
-		ipoib_conn_handle_async(priv, &aev[i]);
+		ipoib_ctrl_async(priv, &aev[i]);
 	work |= n > 0;
 	work |= rte_ring_count(priv->connect_req) > 0;
 	ipoib_conn_timers(priv, ipoib_now_ns());
