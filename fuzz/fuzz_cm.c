@@ -424,7 +424,7 @@ deliver(const struct rec *r, const uint8_t *p, size_t n)
 		  0xffff;
 	m->rnr_retry = r->retries & 7;
 	m->max_cm_retries = r->retries >> 3;
-	m->deliver_ns = (r->ctl & 0x80) ? shm_now_ns() + 1000000000ULL : 0;
+	m->deliver_ns = (r->ctl & 0x80) ? ipoib_now_ns() + 1000000000ULL : 0;
 	memcpy(m->priv, p, n);
 	__atomic_store_n(&m->seq, t + 1, __ATOMIC_RELEASE);
 	ring->tail = t + 1;

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ipoib_util.h"
 #include "ipoib_wire.h"
 #include "peers_pkt.h"
 #include "shm_fabric.h"
@@ -111,7 +112,6 @@ struct cl {
 };
 
 /* peers_client_fabric.c */
-uint64_t cl_now(void);
 double cl_secs(const struct cl *C);
 void cl_nap(void);
 void cl_bad(struct cl *C, const char *fmt, ...)

@@ -30,16 +30,6 @@ peers_align64(uint32_t v)
 	return (v + 63) & ~63u;
 }
 
-static uint32_t
-peers_pow2(uint32_t v)
-{
-	uint32_t p = 1;
-
-	while (p < v)
-		p <<= 1;
-	return p;
-}
-
 /* Post buffers idx[0..n) of a pool; n <= PEERS_BURST. */
 static uint16_t
 peers_bufs_post(struct shm_rq *rq, const struct shm_mem *mem,
@@ -98,7 +88,7 @@ peers_shared_open(struct peers *P, struct shm_port *port)
 	int ret;
 
 	errno = 0;
-	P->cq = shm_cq_create(port, peers_pow2(P->ud_bufs + P->rc_bufs));
+	P->cq = shm_cq_create(port, ipoib_pow2(P->ud_bufs + P->rc_bufs));
 	if (P->cq == NULL)
 		goto fail_errno;
 	P->ud_srq = shm_srq_create(port, P->ud_bufs, 1, 0);
@@ -212,7 +202,7 @@ peers_host_open(struct peers *P, uint32_t i)
 	if (i == 0) {
 		pc.max_srq_wr = P->ud_bufs > P->rc_bufs ? P->ud_bufs :
 							  P->rc_bufs;
-		pc.max_cqe = peers_pow2(P->ud_bufs + P->rc_bufs);
+		pc.max_cqe = ipoib_pow2(P->ud_bufs + P->rc_bufs);
 	}
 	ret = shm_port_open(P->f, &pc, &h->port);
 	if (ret < 0) {

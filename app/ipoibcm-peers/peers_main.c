@@ -423,15 +423,6 @@ peers_on_signal(int sig)
 	peers_stop = 1;
 }
 
-uint64_t
-peers_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 static uint64_t
 peers_deadline(uint64_t from, double seconds)
 {
@@ -479,7 +470,7 @@ peers_run(struct peers *P)
 	uint64_t next_report = report_ns ? P->ready_ns + report_ns : 0;
 
 	while (!peers_stop) {
-		uint64_t now = peers_now_ns();
+		uint64_t now = ipoib_now_ns();
 		unsigned int work = 0, k, r;
 
 		if (die_at && now >= die_at)
@@ -560,7 +551,7 @@ main(int argc, char **argv)
 	peers_parse_args(&P.conf, argc, argv);
 	shm_set_logger(NULL, P.conf.quiet ? SHM_LOG_WARNING : SHM_LOG_NOTICE);
 	peers_setup_signals();
-	P.start_ns = peers_now_ns();
+	P.start_ns = ipoib_now_ns();
 	ret = peers_tables_init(&P);
 	if (ret == 0)
 		ret = peers_hosts_open(&P);
@@ -568,7 +559,7 @@ main(int argc, char **argv)
 		status = PEERS_EXIT_ERROR;
 		goto out;
 	}
-	P.ready_ns = peers_now_ns();
+	P.ready_ns = ipoib_now_ns();
 	if (!P.conf.quiet) {
 		const struct peers_host *h0 = &P.hosts[0];
 

@@ -26,6 +26,7 @@
 #include "ipoib_eth.h"
 #include "ipoib_hca.h"
 #include "ipoib_peer.h"
+#include "ipoib_util.h"
 #include "ipoib_wire.h"
 
 #define IPOIB_MAX_QUEUES	16
@@ -375,8 +376,6 @@ void ipoib_peers_reset_pending(struct ipoib_priv *priv);
 /* ipoib_ctrl.c: the control thread */
 int ipoib_ctrl_start(struct ipoib_priv *priv);
 void ipoib_ctrl_stop(struct ipoib_priv *priv);
-
-uint64_t ipoib_now_ns(void);
 
 /* Take over every queue of the port from the threads that used it last. */
 static inline void

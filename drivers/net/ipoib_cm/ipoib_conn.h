@@ -29,9 +29,6 @@ ipoib_count_rej(uint64_t *by_reason, uint16_t reason)
 	by_reason[reason < 31 ? reason : 31]++;
 }
 
-#define IPOIB_NS_PER_MS		1000000ULL
-#define IPOIB_NS_PER_S		1000000000ULL
-
 /* Open a send connection to peer, or spill it. */
 void ipoib_conn_connect(struct ipoib_priv *priv, struct ipoib_peer *peer);
 /* Take a connection down (see ipoib_conn.c). */

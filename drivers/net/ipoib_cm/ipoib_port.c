@@ -9,22 +9,12 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include <rte_malloc.h>
 
 #include "ipoib_cm.h"
 #include "ipoib_log.h"
 #include "ipoib_rxq.h"
-
-uint64_t
-ipoib_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static const struct ipoib_hca_ops *
 ipoib_transport_ops(enum ipoib_transport_kind kind)

@@ -24,15 +24,6 @@
 static pthread_mutex_t shm_fabrics_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct shm_fabric *shm_fabrics;
 
-uint64_t
-shm_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 static uint64_t
 shm_realtime_ns(void)
 {
@@ -147,7 +138,7 @@ shm_hdr_init(struct shm_hdr *h, size_t size)
 	h->owner_uid = geteuid();
 	h->size = size;
 	h->next_lid = 1;
-	h->incarnation = (uint32_t)(shm_now_ns() ^ shm_realtime_ns() ^
+	h->incarnation = (uint32_t)(ipoib_now_ns() ^ shm_realtime_ns() ^
 				    ((uint64_t)getpid() << 16));
 	shm_store(&h->ready, 1);
 	return 0;
@@ -173,7 +164,7 @@ shm_hdr_open(struct shm_fabric *f)
 	size_t size = sizeof(struct shm_hdr);
 	char name[64];
 	struct stat st;
-	uint64_t deadline = shm_now_ns() + 1000000000ULL;
+	uint64_t deadline = ipoib_now_ns() + 1000000000ULL;
 	bool created = false;
 	int fd, ret;
 
@@ -198,7 +189,7 @@ shm_hdr_open(struct shm_fabric *f)
 			return -EACCES;
 		}
 		/* the creator sizes it right after creating it */
-		while ((size_t)st.st_size < size && shm_now_ns() < deadline) {
+		while ((size_t)st.st_size < size && ipoib_now_ns() < deadline) {
 			sched_yield();
 			if (fstat(fd, &st) < 0)
 				goto fail_errno;
@@ -227,7 +218,7 @@ shm_hdr_open(struct shm_fabric *f)
 		f->incarnation = f->hdr->incarnation;
 		return ret;
 	}
-	while (!shm_load(&f->hdr->ready) && shm_now_ns() < deadline)
+	while (!shm_load(&f->hdr->ready) && ipoib_now_ns() < deadline)
 		sched_yield();
 	if (!shm_load(&f->hdr->ready) || f->hdr->magic != SHM_MAGIC ||
 	    f->hdr->version != SHM_VERSION) {
@@ -455,7 +446,7 @@ shm_fabric_attach(const char *name, struct shm_fabric **fp)
 		return ret;
 	}
 	f->refcnt = 1;
-	f->cm_next_id = (uint32_t)(getpid() << 12) ^ (uint32_t)shm_now_ns();
+	f->cm_next_id = (uint32_t)(getpid() << 12) ^ (uint32_t)ipoib_now_ns();
 	shm_janitor(f);		/* what dead processes left goes first */
 	f->next = shm_fabrics;
 	shm_fabrics = f;
@@ -616,7 +607,7 @@ void
 shm_janitor(struct shm_fabric *f)
 {
 	struct shm_hdr *h = f->hdr;
-	uint64_t now = shm_now_ns();
+	uint64_t now = ipoib_now_ns();
 	uint64_t due = __atomic_load_n(&f->next_janitor_ns, __ATOMIC_RELAXED);
 	uint32_t i;
 

@@ -163,7 +163,7 @@ shm_cm_post(struct shm_port *p, uint32_t dst, struct shm_cm_msg *msg)
 	msg->src_port = p->index;
 	msg->src_lid = p->ent->lid;
 	memcpy(msg->src_gid, p->ent->gid, SHM_GID_LEN);
-	msg->deliver_ns = shm_now_ns() +
+	msg->deliver_ns = ipoib_now_ns() +
 		shm_load(&dp->fault_cm_delay_ms) * 1000000ULL;
 	slot = &ring->msg[t % SHM_CM_RING];
 	memcpy((uint8_t *)slot + sizeof(slot->seq),
@@ -182,7 +182,7 @@ shm_cm_send(struct shm_cm_id *id, uint8_t type, bool timed)
 	id->last.remote_id = id->remote_id;
 	shm_cm_post(id->port, id->remote_port, &id->last);
 	id->retries = 0;
-	id->deadline_ns = timed ? shm_now_ns() + SHM_CM_TIMEOUT_NS : 0;
+	id->deadline_ns = timed ? ipoib_now_ns() + SHM_CM_TIMEOUT_NS : 0;
 }
 
 /* Answer a message no id owns (REJ to a REQ, DREP to a DREQ). */
@@ -438,7 +438,7 @@ int
 shm_cm_poll(struct shm_port *p, struct shm_cm_event *ev, int n)
 {
 	struct shm_cm_ring *ring = p->cm;
-	uint64_t now = shm_now_ns();
+	uint64_t now = ipoib_now_ns();
 	unsigned int i;
 	int k = 0;
 
@@ -479,7 +479,7 @@ shm_cm_wait(struct shm_port *p, uint64_t timeout_ns)
 	struct timespec ts;
 
 	if (shm_load(&m->seq) == h + 1) {
-		now = shm_now_ns();
+		now = ipoib_now_ns();
 		if (m->deliver_ns <= now)
 			return;
 		if (m->deliver_ns - now < timeout_ns)

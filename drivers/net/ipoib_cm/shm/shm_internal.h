@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "ipoib_util.h"
 #include "shm_fabric.h"
 
 #define SHM_MAGIC		0x69706f6962636d31ULL	/* "ipoibcm1" */
@@ -393,7 +394,6 @@ shm_pkey_match(uint16_t a, uint16_t b)
 	return (a & 0x7fff) == (b & 0x7fff) && ((a | b) & 0x8000);
 }
 
-uint64_t shm_now_ns(void);
 int shm_lock(struct shm_fabric *f);
 void shm_unlock(struct shm_fabric *f);
 /* The address records' index (shm_hdr.ll_index), lock held to change it. */

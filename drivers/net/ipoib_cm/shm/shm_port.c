@@ -362,7 +362,7 @@ shm_fault_drop(uint32_t ppm)
 	if (ppm == 0)
 		return false;
 	if (state == 0)
-		state = shm_now_ns() | 1;
+		state = ipoib_now_ns() | 1;
 	state ^= state << 13;
 	state ^= state >> 7;
 	state ^= state << 17;

@@ -198,7 +198,7 @@ shm_rq_claims_lost(struct shm_qp *qp)
 		       shm_load_relaxed(&qp->peer->gen) !=
 		       SHM_QPN_GEN(qp->peer_qpn) ||
 		       shm_load(&qp->peer->state) == SHM_QPS_FREE;
-	now = shm_now_ns();
+	now = ipoib_now_ns();
 	if (qp->rnr_since == 0) {
 		qp->rnr_since = now;
 		return false;
@@ -408,8 +408,8 @@ shm_qp_watch(struct shm_port *p)
 		if (!shm_rc_peer_gone(qp)) {
 			qp->gone_since = 0;
 		} else if (qp->gone_since == 0) {
-			qp->gone_since = shm_now_ns();
-		} else if (shm_now_ns() - qp->gone_since >=
+			qp->gone_since = ipoib_now_ns();
+		} else if (ipoib_now_ns() - qp->gone_since >=
 			   SHM_GONE_GRACE_NS) {
 			shm_qp_set_err(qp);
 			shm_qp_report_err(qp, true);

@@ -13,23 +13,13 @@
 #include "shm_internal.h"
 #include "shm_log.h"
 
-static uint32_t
-shm_pow2(uint32_t v)
-{
-	uint32_t p = 1;
-
-	while (p < v)
-		p <<= 1;
-	return p;
-}
-
 /* ---- completion queues --------------------------------------------------- */
 
 struct shm_cq *
 shm_cq_create(struct shm_port *p, uint32_t cqe)
 {
 	struct shm_fabric *f = p->f;
-	uint32_t size = shm_pow2(cqe < 2 ? 2 : cqe);
+	uint32_t size = ipoib_pow2(cqe < 2 ? 2 : cqe);
 	size_t bytes = sizeof(struct shm_cq_ring) +
 		       (size_t)size * sizeof(struct shm_cqe);
 	struct shm_cq *cq;
@@ -106,7 +96,7 @@ shm_cq_stalled(struct shm_cq *cq)
 
 	if (shm_load(&cq->ring->tail) <= cq->head)
 		return false;
-	now = shm_now_ns();
+	now = ipoib_now_ns();
 	if (cq->stall_since == 0) {
 		cq->stall_since = now;
 		return false;
@@ -216,7 +206,7 @@ shm_rq_create(struct shm_port *p, uint32_t max_wr, uint32_t max_sge,
 	      bool srq)
 {
 	struct shm_fabric *f = p->f;
-	uint32_t size = shm_pow2(max_wr < 2 ? 2 : max_wr);
+	uint32_t size = ipoib_pow2(max_wr < 2 ? 2 : max_wr);
 	uint32_t stride = sizeof(struct shm_rdesc) +
 			  max_sge * sizeof(struct shm_rdesc_sge);
 	size_t ring_bytes = sizeof(struct shm_rq_ring) +

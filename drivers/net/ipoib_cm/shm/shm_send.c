@@ -197,7 +197,7 @@ shm_ud_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 static void
 shm_rc_rnr(struct shm_qp *qp)
 {
-	uint64_t now = shm_now_ns();
+	uint64_t now = ipoib_now_ns();
 
 	shm_add(&qp->port->ent->cnt_rnr_naks, 1);
 	if (qp->rnr_since == 0) {
