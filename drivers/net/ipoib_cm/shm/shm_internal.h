@@ -21,6 +21,7 @@
 
 #include "ipoib_util.h"
 #include "shm_fabric.h"
+#include "shm_log.h"
 
 #define SHM_MAGIC		0x69706f6962636d31ULL	/* "ipoibcm1" */
 #define SHM_VERSION		4
@@ -462,7 +463,16 @@ shm_qp_ent_read(const struct shm_qp_ent *q, uint32_t qpn,
 	return v->gen == gen && gen == SHM_QPN_GEN(qpn) &&
 	       v->state != SHM_QPS_FREE && v->port < SHM_MAX_PORTS;
 }
-void shm_port_event(struct shm_port *p, const struct shm_async_event *ev);
+/* Queue an async event of port p for shm_async_poll() (owner only). */
+static inline void
+shm_port_event(struct shm_port *p, const struct shm_async_event *ev)
+{
+	if (p->ev_tail - p->ev_head >= SHM_EVQ_LEN) {
+		SHM_LOG(WARNING, "port %u: async event queue full", p->index);
+		return;
+	}
+	p->evq[p->ev_tail++ % SHM_EVQ_LEN] = *ev;
+}
 int shm_port_find_gid(struct shm_fabric *f, const uint8_t *gid);
 bool shm_fault_drop(uint32_t ppm);
 void shm_janitor(struct shm_fabric *f);

@@ -254,16 +254,6 @@ shm_ah_resolve(struct shm_fabric *f, const uint8_t *gid, uint16_t dlid,
 	return port < 0 ? port : 0;
 }
 
-void
-shm_port_event(struct shm_port *p, const struct shm_async_event *ev)
-{
-	if (p->ev_tail - p->ev_head >= SHM_EVQ_LEN) {
-		SHM_LOG(WARNING, "port %u: async event queue full", p->index);
-		return;
-	}
-	p->evq[p->ev_tail++ % SHM_EVQ_LEN] = *ev;
-}
-
 static void
 shm_port_check_state(struct shm_port *p)
 {
