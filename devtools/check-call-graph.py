@@ -20,7 +20,7 @@ most --max-lines lines (the project's rule is "no file much over 800
 lines"; the limit says how much).
 
 usage: check-call-graph.py [--max-lines N] [--ar AR]
-           --archive NAME=lib.a ... [--sources DIR ...]
+           [--archive LABEL lib.a ...] [--sources DIR ...]
 exit status 0 when every check passed, 1 otherwise.
 """
 
@@ -174,14 +174,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--max-lines", type=int, default=850)
     ap.add_argument("--ar", default="ar")
-    ap.add_argument("--archive", action="append", default=[],
-                    help="LABEL=path of a static archive")
+    ap.add_argument("--archive", action="append", default=[], nargs=2,
+                    metavar=("LABEL", "ARCHIVE"),
+                    help="a static archive whose objects are checked")
     ap.add_argument("--sources", action="append", default=[],
                     help="a directory of sources under the line limit")
     args = ap.parse_args()
     bad = 0
-    for spec in args.archive:
-        label, _, path = spec.partition("=")
+    for label, path in args.archive:
         bad += check_archive(label, args.ar, path)
     if args.sources:
         bad += check_lines(args.sources, args.max_lines)
