@@ -28,6 +28,7 @@
 #include "ipoib_peer.h"
 #include "ipoib_util.h"
 #include "ipoib_wire.h"
+#include "ipoib_wr_id.h"
 
 #define IPOIB_MAX_QUEUES	16
 #define IPOIB_MIN_MTU		68
@@ -37,25 +38,6 @@
 #define IPOIB_UD_RING		2048	/* UD receive WRs (queue 0) */
 #define IPOIB_TX_QP_WR		1	/* active RC QPs receive nothing */
 #define IPOIB_MCAST_MAX		32	/* multicast groups with an AH */
-
-/* wr_id: kind in the top byte, connection index, slot. */
-#define IPOIB_WR_KIND_SHIFT	56
-#define IPOIB_WR_CONN_SHIFT	24
-#define IPOIB_WR_SLOT_MASK	0xffffffULL
-#define IPOIB_WR_CONN_MASK	0xffffffffULL
-
-enum ipoib_wr_kind {
-	IPOIB_WR_UD = 1,
-	IPOIB_WR_SRQ = 2,
-	IPOIB_WR_CONN = 3,
-};
-
-static inline uint64_t
-ipoib_wr_id(enum ipoib_wr_kind kind, uint32_t conn, uint32_t slot)
-{
-	return (uint64_t)kind << IPOIB_WR_KIND_SHIFT |
-	       (uint64_t)conn << IPOIB_WR_CONN_SHIFT | slot;
-}
 
 /* A pool of receive buffers in memory the HCA can write. */
 struct ipoib_pool {

@@ -666,12 +666,11 @@ static void
 ipoib_conn_drop_wc(struct ipoib_priv *priv, struct ipoib_rxq *rxq,
 		   const struct ipoib_wc *wc)
 {
-	uint32_t slot = (uint32_t)(wc->wr_id & IPOIB_WR_SLOT_MASK);
-	uint32_t ci = (uint32_t)((wc->wr_id >> IPOIB_WR_CONN_SHIFT) &
-				 IPOIB_WR_CONN_MASK);
+	uint32_t slot = ipoib_wr_slot(wc->wr_id);
+	uint32_t ci = ipoib_wr_conn(wc->wr_id);
 	struct ipoib_conn *c;
 
-	switch (wc->wr_id >> IPOIB_WR_KIND_SHIFT) {
+	switch (ipoib_wr_kind(wc->wr_id)) {
 	case IPOIB_WR_SRQ:
 		ipoib_rx_ring_drop_slot(&rxq->srq_ring, slot);
 		break;

@@ -27,24 +27,6 @@
 
 #define IPOIB_RX_FRESH	(IPOIB_BURST * 2)	/* mbufs taken per burst */
 
-static __rte_always_inline uint32_t
-ipoib_wr_slot(uint64_t wr_id)
-{
-	return (uint32_t)(wr_id & IPOIB_WR_SLOT_MASK);
-}
-
-static __rte_always_inline uint32_t
-ipoib_wr_conn(uint64_t wr_id)
-{
-	return (uint32_t)((wr_id >> IPOIB_WR_CONN_SHIFT) & IPOIB_WR_CONN_MASK);
-}
-
-static __rte_always_inline unsigned int
-ipoib_wr_kind(uint64_t wr_id)
-{
-	return (unsigned int)(wr_id >> IPOIB_WR_KIND_SHIFT);
-}
-
 /* Replacement mbufs of a burst, from one pool, taken in one call. */
 struct ipoib_rx_fresh {
 	struct rte_mbuf *m[IPOIB_RX_FRESH];

@@ -157,13 +157,13 @@ ipoib_rx_ring_drain(struct ipoib_priv *priv, struct ipoib_hca_cq *cq,
 		uint16_t n = priv->ops->poll_cq(cq, wc, RTE_DIM(wc)), i;
 
 		for (i = 0; i < n; i++) {
-			if ((wc[i].wr_id >> IPOIB_WR_KIND_SHIFT) != kind) {
+			if (ipoib_wr_kind(wc[i].wr_id) != kind) {
 				IPOIB_LOG(ERR, "stray completion 0x%" PRIx64
 					  " while draining", wc[i].wr_id);
 				continue;
 			}
-			ipoib_rx_ring_drop_slot(ring, (uint32_t)
-				(wc[i].wr_id & IPOIB_WR_SLOT_MASK));
+			ipoib_rx_ring_drop_slot(ring,
+						ipoib_wr_slot(wc[i].wr_id));
 		}
 	}
 	if (ring->outstanding > 0)
