@@ -214,9 +214,9 @@ drain(struct shm_port *p)
 		struct shm_cm_msg *m = &r->msg[r->head % SHM_CM_RING];
 
 		FUZZ_CHECK(m->seq == r->head + 1);
-		FUZZ_CHECK(m->type >= SHM_CM_MSG_REQ &&
-			   m->type <= SHM_CM_MSG_DREP &&
-			   m->priv_len <= SHM_CM_PRIV_MAX);
+		FUZZ_CHECK(m->type >= IPOIB_CM_MSG_REQ &&
+			   m->type <= IPOIB_CM_MSG_DREP &&
+			   m->priv_len <= IPOIB_CM_PRIV_MAX);
 		if (m->src_port == pa->index && m->local_id != 0 &&
 		    nr_known < MAX_KNOWN) {
 			unsigned int i;
@@ -283,9 +283,9 @@ handle(const struct shm_cm_event *ev, uint8_t act)
 	/* an earlier event of the burst may have destroyed it */
 	if (!id_live(id))
 		return;
-	FUZZ_CHECK(ev->port == pa && ev->priv_len <= SHM_CM_PRIV_MAX);
+	FUZZ_CHECK(ev->port == pa && ev->priv_len <= IPOIB_CM_PRIV_MAX);
 	switch (ev->type) {
-	case SHM_CM_REQ_RCVD:
+	case IPOIB_CM_REQ_RCVD:
 		ret = cm_data_parse(ev->priv, ev->priv_len, false, &qpn, &mtu);
 		if (ret < 0) {
 			FUZZ_CHECK(ev->priv_len < sizeof(d));
@@ -305,7 +305,7 @@ handle(const struct shm_cm_event *ev, uint8_t act)
 		    (const uint8_t *)&d, (act & 3) == 3 ? 0 : sizeof(d)) < 0)
 			refuse(id);
 		break;
-	case SHM_CM_REP_RCVD:
+	case IPOIB_CM_REP_RCVD:
 		ret = cm_data_parse(ev->priv, ev->priv_len, true, &qpn, &mtu);
 		if (ret == 0) {
 			FUZZ_CHECK(ev->priv_len >= sizeof(d) &&
@@ -317,14 +317,14 @@ handle(const struct shm_cm_event *ev, uint8_t act)
 		}
 		refuse(id);
 		break;
-	case SHM_CM_ESTABLISHED:
+	case IPOIB_CM_ESTABLISHED:
 		if (act & 4)
 			shm_cm_disconnect(id);
 		break;
-	case SHM_CM_REJ_RCVD:
-	case SHM_CM_TIMEOUT:
-	case SHM_CM_DREQ_RCVD:
-	case SHM_CM_DISCONNECTED:
+	case IPOIB_CM_REJ_RCVD:
+	case IPOIB_CM_TIMEOUT:
+	case IPOIB_CM_DREQ_RCVD:
+	case IPOIB_CM_DISCONNECTED:
 		shm_cm_destroy(id);
 		break;
 	default:
@@ -384,17 +384,17 @@ deliver(const struct rec *r, const uint8_t *p, size_t n)
 	switch (r->ctl & 3) {
 	case 0:
 		m->src_port = ib.index;
-		memcpy(m->src_gid, ib.gid, SHM_GID_LEN);
+		memcpy(m->src_gid, ib.gid, IPOIB_GID_LEN);
 		m->src_lid = ib.lid;
 		break;
 	case 1:
 		m->src_port = ic.index;
-		memcpy(m->src_gid, ic.gid, SHM_GID_LEN);
+		memcpy(m->src_gid, ic.gid, IPOIB_GID_LEN);
 		m->src_lid = ic.lid;
 		break;
 	case 2:
 		m->src_port = ia.index;
-		memcpy(m->src_gid, ia.gid, SHM_GID_LEN);
+		memcpy(m->src_gid, ia.gid, IPOIB_GID_LEN);
 		m->src_lid = ia.lid;
 		break;
 	default:
@@ -436,8 +436,8 @@ malformed(const struct rec *r, const struct shm_cm_ring *ring)
 {
 	const struct shm_cm_msg *m = &ring->msg[(ring->tail - 1) % SHM_CM_RING];
 
-	return r->type < SHM_CM_MSG_REQ || r->type > SHM_CM_MSG_DREP ||
-	       r->priv_len > SHM_CM_PRIV_MAX || m->src_port >= SHM_MAX_PORTS;
+	return r->type < IPOIB_CM_MSG_REQ || r->type > IPOIB_CM_MSG_DREP ||
+	       r->priv_len > IPOIB_CM_PRIV_MAX || m->src_port >= SHM_MAX_PORTS;
 }
 
 static void
@@ -476,8 +476,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	drain(pc);
 	for (data += 2; end - data >= REC_LEN;) {
 		const struct rec *r = (const void *)data;
-		size_t want = r->priv_len < SHM_CM_PRIV_MAX ? r->priv_len :
-			      SHM_CM_PRIV_MAX;
+		size_t want = r->priv_len < IPOIB_CM_PRIV_MAX ? r->priv_len :
+			      IPOIB_CM_PRIV_MAX;
 		size_t n = RTE_MIN(want, (size_t)(end - data - REC_LEN));
 		uint64_t drops = pa->ent->cnt_cm_drops;
 		bool alone = pa->cm->head == pa->cm->tail;
@@ -501,7 +501,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FUZZ_CHECK(pa->ent->cnt_cm_drops == drops + 1);
 			FUZZ_CHECK(pa->nr_ids == ids);
 			for (j = 0; j < k; j++) {
-				FUZZ_CHECK(ev[j].type == SHM_CM_TIMEOUT);
+				FUZZ_CHECK(ev[j].type == IPOIB_CM_TIMEOUT);
 				handle(&ev[j], r->act);
 			}
 		} else {

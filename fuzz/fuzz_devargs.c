@@ -88,11 +88,11 @@ check_config(const struct ipoib_config *c)
 		   c->retry_max <= 3600000);
 	FUZZ_CHECK(c->shm_max_qp <= 65536 && c->shm_max_srq_wr <= (1 << 20) &&
 		   c->shm_max_cqe <= (1 << 24));
-	FUZZ_CHECK(c->fault_drop_ppm <= 1000000 &&
-		   c->fault_cm_delay_ms <= 60000);
-	FUZZ_CHECK(c->fault_rej_after >= -1 && c->fault_rej_after <= 65536);
+	FUZZ_CHECK(c->faults.drop_ppm <= 1000000 &&
+		   c->faults.cm_delay_ms <= 60000);
+	FUZZ_CHECK(c->faults.rej_after >= -1 && c->faults.rej_after <= 65536);
 	/* bits 1..6: REQ .. DREP */
-	FUZZ_CHECK((c->fault_cm_drop_mask & ~0x7eu) == 0);
+	FUZZ_CHECK((c->faults.cm_drop_mask & ~0x7eu) == 0);
 }
 
 int

@@ -141,7 +141,7 @@ struct peers_host {
 struct peers_peer {
 	uint32_t host;
 	uint32_t qpn;
-	uint8_t gid[SHM_GID_LEN];
+	uint8_t gid[IPOIB_GID_LEN];
 	uint8_t flags;
 	bool flags_known;
 	uint8_t sid_try;		/* 0: OFED service ID, 1: RFC 4755 */
@@ -173,7 +173,7 @@ struct peers_conn {
 };
 
 struct peers_ah {
-	uint8_t gid[SHM_GID_LEN];
+	uint8_t gid[IPOIB_GID_LEN];
 	struct shm_ah ah;
 };
 

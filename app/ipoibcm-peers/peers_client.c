@@ -256,7 +256,7 @@ cl_connect(struct cl *C, int port, uint32_t idx)
 		.service_id = IPOIB_CM_SID_OFED |
 			      ipoib_hwaddr_qpn(&C->h[idx].hw),
 		.dgid = ipoib_hwaddr_gid(&C->h[idx].hw),
-		.rnr_retry_count = 7,
+		.rnr_retry_count = IPOIB_RNR_RETRY_FOREVER,
 		.max_cm_retries = 15,
 		.responder_resources = 4,
 		.priv_len = sizeof(d),

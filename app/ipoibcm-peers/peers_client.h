@@ -51,7 +51,7 @@ struct cl_port {
 	struct shm_qp *ud;
 	uint32_t qpn;
 	uint16_t lid;
-	uint8_t gid[SHM_GID_LEN];
+	uint8_t gid[IPOIB_GID_LEN];
 	struct ipoib_hwaddr hw;
 	uint32_t ip;
 };

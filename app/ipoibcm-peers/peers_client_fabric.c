@@ -64,8 +64,8 @@ static uint16_t
 cl_post(struct shm_rq *rq, const struct shm_mem *mem, uint32_t stride,
 	uint64_t kind, uint32_t first, uint16_t n, const uint32_t *list)
 {
-	struct shm_sge sge[CL_BURST];
-	const struct shm_sge *sgl[CL_BURST];
+	struct ipoib_sge sge[CL_BURST];
+	const struct ipoib_sge *sgl[CL_BURST];
 	uint64_t wr_id[CL_BURST];
 	uint16_t nsge[CL_BURST], i;
 
@@ -156,7 +156,7 @@ cl_open(struct cl *C, int nports)
 		p->qpn = shm_qp_num(p->ud);
 		shm_port_query(p->port, &info);
 		p->lid = info.lid;
-		memcpy(p->gid, info.gid, SHM_GID_LEN);
+		memcpy(p->gid, info.gid, IPOIB_GID_LEN);
 		p->ip = C->client_ip + (uint32_t)i;
 		ipoib_hwaddr_set(&p->hw, IPOIB_HWADDR_F_RC, p->qpn, p->gid);
 		ipoib_hwaddr_to_mac(mac, &p->hw);
@@ -191,7 +191,7 @@ cl_close(struct cl *C)
 	/* an SRQ with completions on the CQ is busy: poll them away */
 	for (i = 0; i < 1000 && (C->rc_srq != NULL || C->ud_srq != NULL);
 	     i++) {
-		struct shm_wc wc[CL_BURST];
+		struct ipoib_wc wc[CL_BURST];
 
 		while (shm_cq_poll(C->cq, wc, CL_BURST) != 0)
 			;
@@ -265,7 +265,7 @@ cl_send_mcast(struct cl *C, int port, const uint8_t *mgid, uint16_t type,
 	struct shm_ah ah;
 
 	shm_ah_resolve(C->f, mgid, 0, &ah);
-	cl_send_ah(C, port, &ah, SHM_MCAST_QPN, type, pkt, len);
+	cl_send_ah(C, port, &ah, IPOIB_MCAST_QPN, type, pkt, len);
 }
 
 bool
@@ -343,14 +343,14 @@ cl_cm_event(struct cl *C, int port, const struct shm_cm_event *ev)
 	struct cl_conn *c = i >= 0 && i < CL_MAX_CONNS ? &C->conns[i] : NULL;
 	struct ipoib_cm_data d;
 
-	if (ev->type == SHM_CM_REQ_RCVD) {
+	if (ev->type == IPOIB_CM_REQ_RCVD) {
 		cl_req(C, port, ev);
 		return;
 	}
 	if (c == NULL)
 		return;
 	switch (ev->type) {
-	case SHM_CM_REP_RCVD:
+	case IPOIB_CM_REP_RCVD:
 		if (ev->priv_len < sizeof(d)) {
 			cl_bad(C, "REP without private data");
 			break;
@@ -361,18 +361,18 @@ cl_cm_event(struct cl *C, int port, const struct shm_cm_event *ev)
 		if (shm_cm_rtu(c->id) == 0)
 			c->state = CL_UP;
 		break;
-	case SHM_CM_ESTABLISHED:
+	case IPOIB_CM_ESTABLISHED:
 		c->state = CL_UP;
 		break;
-	case SHM_CM_REJ_RCVD:
+	case IPOIB_CM_REJ_RCVD:
 		c->state = CL_REJECTED;
 		c->reason = ev->reason;
 		break;
-	case SHM_CM_TIMEOUT:
+	case IPOIB_CM_TIMEOUT:
 		c->state = CL_FAILED;
 		break;
-	case SHM_CM_DREQ_RCVD:
-	case SHM_CM_DISCONNECTED:
+	case IPOIB_CM_DREQ_RCVD:
+	case IPOIB_CM_DISCONNECTED:
 		c->state = CL_CLOSED;
 		break;
 	default:
@@ -383,7 +383,7 @@ cl_cm_event(struct cl *C, int port, const struct shm_cm_event *ev)
 void
 cl_poll(struct cl *C)
 {
-	struct shm_wc wc[CL_BURST];
+	struct ipoib_wc wc[CL_BURST];
 	uint32_t ud[CL_BURST], rc[CL_BURST];
 	struct shm_cm_event ev[8];
 	struct shm_async_event aev[8];
@@ -399,7 +399,7 @@ cl_poll(struct cl *C)
 			buf = (const uint8_t *)C->ud_mem.addr +
 			      (size_t)idx * C->ud_stride;
 			ud[nud++] = idx;
-			if (wc[i].status == SHM_WC_SUCCESS &&
+			if (wc[i].status == IPOIB_WC_SUCCESS &&
 			    wc[i].byte_len >= IPOIB_GRH_LEN + IPOIB_HDR_LEN)
 				cl_rx(C, (int)wc[i].qp_context, false,
 				      wc[i].src_qp, buf + 8, buf[24] == 0xff,
@@ -411,7 +411,7 @@ cl_poll(struct cl *C)
 			buf = (const uint8_t *)C->rc_mem.addr +
 			      (size_t)idx * C->rc_stride;
 			rc[nrc++] = idx;
-			if (wc[i].status == SHM_WC_SUCCESS && ci < CL_MAX_CONNS)
+			if (wc[i].status == IPOIB_WC_SUCCESS && ci < CL_MAX_CONNS)
 				cl_rx(C, C->conns[ci].port, true, 0, NULL,
 				      false, buf, wc[i].byte_len);
 			else

@@ -16,13 +16,7 @@
 
 #include "peers.h"
 
-#define PEERS_NS_PER_MS		1000000ULL
-#define PEERS_SHUTDOWN_NS	(500 * PEERS_NS_PER_MS)
-#define PEERS_REJ_NO_QP		1
-#define PEERS_REJ_NO_RES	3
-#define PEERS_REJ_INVALID_SID	8
-#define PEERS_REJ_CONSUMER	28
-#define PEERS_RNR_FOREVER	7
+#define PEERS_SHUTDOWN_NS	(500 * IPOIB_NS_PER_MS)
 
 static void *
 peers_ctx_ptr(const struct peers *P, uint32_t idx)
@@ -62,7 +56,7 @@ peers_backoff(struct peers *P, struct peers_peer *pe)
 			 pe->backoff_ms * 2 > PEERS_BACKOFF_MAX_MS ?
 			 PEERS_BACKOFF_MAX_MS : pe->backoff_ms * 2;
 	pe->next_retry_ns = ipoib_now_ns() +
-			    pe->backoff_ms * PEERS_NS_PER_MS;
+			    pe->backoff_ms * IPOIB_NS_PER_MS;
 	P->hosts[pe->host].act = PEERS_ACT_BACKOFF;
 }
 
@@ -106,7 +100,7 @@ peers_send_req(struct peers *P, uint32_t idx)
 		/* Linux: no transport retries, 15 CM retries */
 		.retry_count = 0,
 		/* a busy receiver makes us use UD for that reply instead */
-		.rnr_retry_count = PEERS_RNR_FOREVER,
+		.rnr_retry_count = IPOIB_RNR_RETRY_FOREVER,
 		.max_cm_retries = PEERS_CM_RETRIES,
 		.responder_resources = 4,
 		.priv_len = sizeof(d),
@@ -182,7 +176,7 @@ peers_cm_rep(struct peers *P, uint32_t idx, const struct shm_cm_event *ev)
 		mtu = rte_be_to_cpu_32(d.mtu);
 	}
 	if (mtu <= IPOIB_HDR_LEN) {	/* Linux refuses these too */
-		shm_cm_reject(c->id, PEERS_REJ_CONSUMER, NULL, 0);
+		shm_cm_reject(c->id, IPOIB_REJ_CONSUMER, NULL, 0);
 		peers_act_failed(P, idx);
 		return;
 	}
@@ -205,8 +199,8 @@ peers_cm_refused(struct peers *P, uint32_t idx, const struct shm_cm_event *ev)
 	struct peers_peer *pe = &P->peers[c->peer];
 
 	/* OFED service ID unknown there: try the RFC 4755 one */
-	if (ev->type == SHM_CM_REJ_RCVD &&
-	    ev->reason == PEERS_REJ_INVALID_SID && pe->sid_try == 0) {
+	if (ev->type == IPOIB_CM_REJ_RCVD &&
+	    ev->reason == IPOIB_REJ_INVALID_SERVICE_ID && pe->sid_try == 0) {
 		pe->sid_try = 1;
 		shm_cm_destroy(c->id);
 		c->id = NULL;
@@ -245,14 +239,14 @@ peers_cm_req(struct peers *P, uint32_t host, const struct shm_cm_event *ev)
 
 	if (ev->priv_len < sizeof(d) ||
 	    P->conf.accept == PEERS_ACCEPT_NONE) {
-		peers_reject(h, ev->id, PEERS_REJ_CONSUMER);
+		peers_reject(h, ev->id, IPOIB_REJ_CONSUMER);
 		return;
 	}
 	memcpy(&d, ev->priv, sizeof(d));
 	peer = peers_peer_get(P, host, rte_be_to_cpu_32(d.qpn),
 			      ev->remote_gid);
 	if (peer == UINT32_MAX) {
-		peers_reject(h, ev->id, PEERS_REJ_NO_RES);
+		peers_reject(h, ev->id, IPOIB_REJ_NO_RESOURCES);
 		return;
 	}
 	peers_peer_set_flags(P, peer, IPOIB_HWADDR_F_RC);
@@ -261,12 +255,12 @@ peers_cm_req(struct peers *P, uint32_t host, const struct shm_cm_event *ev)
 		peers_conn_close(P, P->peers[peer].rx - 1);
 	if (P->stopping || (P->conf.accept == PEERS_ACCEPT_LIMIT &&
 			    h->passive >= P->conf.accept_limit)) {
-		peers_reject(h, ev->id, PEERS_REJ_NO_QP);
+		peers_reject(h, ev->id, IPOIB_REJ_NO_QP);
 		return;
 	}
 	idx = peers_conn_alloc(P);
 	if (idx == UINT32_MAX) {
-		peers_reject(h, ev->id, PEERS_REJ_NO_RES);
+		peers_reject(h, ev->id, IPOIB_REJ_NO_RESOURCES);
 		return;
 	}
 	c = &P->conns[idx];
@@ -277,14 +271,14 @@ peers_cm_req(struct peers *P, uint32_t host, const struct shm_cm_event *ev)
 	c->qp = shm_qp_create(h->port, &qc);
 	if (c->qp == NULL) {
 		peers_conn_free(P, idx);
-		peers_reject(h, ev->id, PEERS_REJ_NO_QP);
+		peers_reject(h, ev->id, IPOIB_REJ_NO_QP);
 		return;
 	}
 	if (shm_cm_accept(ev->id, c->qp, peers_ctx_ptr(P, idx),
 			  (const uint8_t *)&rep, sizeof(rep)) < 0) {
 		shm_qp_destroy(c->qp);
 		peers_conn_free(P, idx);
-		peers_reject(h, ev->id, PEERS_REJ_NO_RES);
+		peers_reject(h, ev->id, IPOIB_REJ_NO_RESOURCES);
 		return;
 	}
 	c->id = ev->id;
@@ -302,7 +296,7 @@ peers_cm_event(struct peers *P, uint32_t host, const struct shm_cm_event *ev)
 	struct peers_conn *c;
 	uint32_t idx;
 
-	if (ev->type == SHM_CM_REQ_RCVD) {
+	if (ev->type == IPOIB_CM_REQ_RCVD) {
 		peers_cm_req(P, host, ev);
 		return;
 	}
@@ -311,26 +305,26 @@ peers_cm_event(struct peers *P, uint32_t host, const struct shm_cm_event *ev)
 		return;		/* every id of ours belongs to a live slot */
 	idx = (uint32_t)(c - P->conns);
 	switch (ev->type) {
-	case SHM_CM_REP_RCVD:
+	case IPOIB_CM_REP_RCVD:
 		peers_cm_rep(P, idx, ev);
 		break;
-	case SHM_CM_ESTABLISHED:
+	case IPOIB_CM_ESTABLISHED:
 		c->state = PEERS_CONN_UP;
 		break;
-	case SHM_CM_REJ_RCVD:
-	case SHM_CM_TIMEOUT:
+	case IPOIB_CM_REJ_RCVD:
+	case IPOIB_CM_TIMEOUT:
 		if (c->active && c->state == PEERS_CONN_CONNECTING)
 			peers_cm_refused(P, idx, ev);
 		else
 			peers_conn_close(P, idx);
 		break;
-	case SHM_CM_DREQ_RCVD:
+	case IPOIB_CM_DREQ_RCVD:
 		/* a clean close: the next reply may connect again at once */
 		if (c->active)
 			P->hosts[c->host].act = PEERS_ACT_NONE;
 		peers_conn_close(P, idx);
 		break;
-	case SHM_CM_DISCONNECTED:
+	case IPOIB_CM_DISCONNECTED:
 		peers_conn_close(P, idx);
 		break;
 	default:

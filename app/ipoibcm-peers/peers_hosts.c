@@ -36,8 +36,8 @@ peers_bufs_post(struct shm_rq *rq, const struct shm_mem *mem,
 		uint32_t stride, uint64_t kind, const uint32_t *idx,
 		uint16_t n)
 {
-	struct shm_sge sge[PEERS_BURST];
-	const struct shm_sge *sgl[PEERS_BURST];
+	struct ipoib_sge sge[PEERS_BURST];
+	const struct ipoib_sge *sgl[PEERS_BURST];
 	uint64_t wr_id[PEERS_BURST];
 	uint16_t nsge[PEERS_BURST], i;
 
@@ -297,7 +297,7 @@ static void
 peers_srq_destroy(struct peers *P, struct shm_rq *srq)
 {
 	struct timespec ts = { 0, 1000000 };
-	struct shm_wc wc[PEERS_BURST];
+	struct ipoib_wc wc[PEERS_BURST];
 	int tries;
 
 	for (tries = 0; tries < 1000; tries++) {
@@ -347,15 +347,15 @@ peers_gid_is_ours(const struct peers *P, const uint8_t *gid)
 }
 
 static void
-peers_rx_ud(struct peers *P, const struct shm_wc *wc, const uint8_t *buf)
+peers_rx_ud(struct peers *P, const struct ipoib_wc *wc, const uint8_t *buf)
 {
 	const uint8_t *sgid = buf + 8, *dgid = buf + 24;
 	const uint8_t *frame = buf + IPOIB_GRH_LEN;
 	uint32_t len = wc->byte_len - IPOIB_GRH_LEN, host = wc->qp_context;
 	bool mcast = dgid[0] == 0xff;
 
-	if (wc->status != SHM_WC_SUCCESS || wc->qp_context >= P->nr_hosts ||
-	    !(wc->wc_flags & SHM_WC_GRH) ||
+	if (wc->status != IPOIB_WC_SUCCESS || wc->qp_context >= P->nr_hosts ||
+	    !(wc->wc_flags & IPOIB_WC_GRH) ||
 	    wc->byte_len < IPOIB_GRH_LEN + IPOIB_HDR_LEN) {
 		P->wc_errors++;
 		return;
@@ -374,7 +374,7 @@ peers_rx_ud(struct peers *P, const struct shm_wc *wc, const uint8_t *buf)
 }
 
 static void
-peers_rx_rc(struct peers *P, const struct shm_wc *wc, const uint8_t *buf)
+peers_rx_rc(struct peers *P, const struct ipoib_wc *wc, const uint8_t *buf)
 {
 	const struct peers_conn *c = peers_conn_from_ctx(P, wc->qp_context);
 
@@ -382,7 +382,7 @@ peers_rx_rc(struct peers *P, const struct shm_wc *wc, const uint8_t *buf)
 		P->stale_wc++;
 		return;
 	}
-	if (wc->status != SHM_WC_SUCCESS || wc->byte_len < IPOIB_HDR_LEN) {
+	if (wc->status != IPOIB_WC_SUCCESS || wc->byte_len < IPOIB_HDR_LEN) {
 		P->wc_errors++;
 		return;
 	}
@@ -394,7 +394,7 @@ peers_rx_rc(struct peers *P, const struct shm_wc *wc, const uint8_t *buf)
 unsigned int
 peers_poll_cq(struct peers *P)
 {
-	struct shm_wc wc[PEERS_BURST];
+	struct ipoib_wc wc[PEERS_BURST];
 	uint32_t ud[PEERS_BURST], rc[PEERS_BURST];
 	uint16_t n, i, nud = 0, nrc = 0;
 

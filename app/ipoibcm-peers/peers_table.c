@@ -91,7 +91,7 @@ peers_peer_get(struct peers *P, uint32_t host, uint32_t qpn,
 	for (i = P->bucket[k]; i != 0; i = P->peers[i - 1].next) {
 		pe = &P->peers[i - 1];
 		if (pe->host == host && pe->qpn == qpn &&
-		    memcmp(pe->gid, gid, SHM_GID_LEN) == 0)
+		    memcmp(pe->gid, gid, IPOIB_GID_LEN) == 0)
 			return i - 1;
 	}
 	if (P->nr_peers == PEERS_MAX_PEERS)
@@ -115,7 +115,7 @@ peers_peer_get(struct peers *P, uint32_t host, uint32_t qpn,
 	memset(pe, 0, sizeof(*pe));
 	pe->host = host;
 	pe->qpn = qpn;
-	memcpy(pe->gid, gid, SHM_GID_LEN);
+	memcpy(pe->gid, gid, IPOIB_GID_LEN);
 	pe->next = P->bucket[k];
 	P->bucket[k] = i + 1;
 	return i;
@@ -167,7 +167,7 @@ peers_ah_get(struct peers *P, const uint8_t *gid)
 
 	for (; P->ah_slot[k] != 0; k = (k + 1) & (P->cap_ahs - 1)) {
 		a = &P->ahs[P->ah_slot[k] - 1];
-		if (memcmp(a->gid, gid, SHM_GID_LEN) == 0)
+		if (memcmp(a->gid, gid, IPOIB_GID_LEN) == 0)
 			return &a->ah;
 	}
 	if (P->nr_ahs * 2 + 2 > P->cap_ahs) {
@@ -178,7 +178,7 @@ peers_ah_get(struct peers *P, const uint8_t *gid)
 	a = &P->ahs[P->nr_ahs];
 	if (shm_ah_resolve(P->f, gid, 0, &a->ah) < 0)
 		return NULL;	/* no such port (now): not cached */
-	memcpy(a->gid, gid, SHM_GID_LEN);
+	memcpy(a->gid, gid, IPOIB_GID_LEN);
 	P->ah_slot[k] = ++P->nr_ahs;
 	return &a->ah;
 }

@@ -161,6 +161,6 @@ peers_send_mcast(struct peers *P, uint32_t host, const uint8_t *mgid,
 	peers_ipoib_hdr(hdr, type);
 	iov[0] = (struct iovec){ hdr, sizeof(hdr) };
 	iov[1] = (struct iovec){ (void *)(uintptr_t)pkt, len };
-	peers_ud_post(h, &ah, SHM_MCAST_QPN, iov, 2);
+	peers_ud_post(h, &ah, IPOIB_MCAST_QPN, iov, 2);
 	return true;
 }

@@ -146,7 +146,7 @@ raw_open(struct raw *r, const char *fab)
 static void
 raw_close(struct raw *r)
 {
-	struct shm_wc wc[8];
+	struct ipoib_wc wc[8];
 	unsigned int i;
 
 	if (r->rc != NULL)
@@ -237,7 +237,7 @@ test_iso_raw(void)
 	while (n == 0 && test_now_ms() < deadline)
 		n = shm_cm_poll(r.port, &ev, 1);
 	TEST_ASSERT_EQ(n, 1, "an answer");
-	TEST_ASSERT_EQ(ev.type, SHM_CM_REJ_RCVD, "REQ from 0x8002 refused");
+	TEST_ASSERT_EQ(ev.type, IPOIB_CM_REJ_RCVD, "REQ from 0x8002 refused");
 	TEST_ASSERT_EQ(test_xstat(a.port, "conns_rx"), 0, "no connection");
 	shm_cm_destroy(id);
 	raw_close(&r);

@@ -315,12 +315,12 @@ int
 post_buf(struct shm_rq *rq, const struct shm_mem *m, uint32_t buf_len,
 	 uint32_t i)
 {
-	struct shm_sge sge = {
+	struct ipoib_sge sge = {
 		.addr = (uintptr_t)m->addr + (uint64_t)i * buf_len,
 		.length = buf_len,
 		.lkey = m->lkey,
 	};
-	const struct shm_sge *sgl = &sge;
+	const struct ipoib_sge *sgl = &sge;
 	uint64_t wr_id = i;
 	uint16_t nsge = 1;
 
@@ -411,7 +411,7 @@ void
 ep_hello(const struct ep *e, struct msg *m)
 {
 	memset(m, 0, sizeof(*m));
-	memcpy(m->gid, e->info.gid, SHM_GID_LEN);
+	memcpy(m->gid, e->info.gid, IPOIB_GID_LEN);
 	m->u32[0] = e->info.lid;
 	m->u32[1] = shm_qp_num(e->qp);
 	m->u32[2] = e->f->proc;
@@ -424,7 +424,7 @@ ep_post(struct ep *e, uint32_t i)
 }
 
 int
-poll_wc(struct shm_cq *cq, struct shm_wc *wc, int want, int timeout_ms)
+poll_wc(struct shm_cq *cq, struct ipoib_wc *wc, int want, int timeout_ms)
 {
 	double deadline = now_ms() + timeout_ms;
 	int got = 0;
@@ -441,7 +441,7 @@ int
 qp_destroy_drain(struct shm_qp *qp, struct shm_cq *cq)
 {
 	double deadline = now_ms() + T_TIMEOUT;
-	struct shm_wc wc[64];
+	struct ipoib_wc wc[64];
 	int ret;
 
 	while ((ret = shm_qp_destroy(qp)) == -EBUSY && now_ms() < deadline)
@@ -504,7 +504,7 @@ cm_wait(struct shm_port *p, struct shm_cm_event *ev, int timeout_ms)
 }
 
 static const char *
-cm_ev_name(enum shm_cm_event_type t)
+cm_ev_name(enum ipoib_cm_event_type t)
 {
 	static const char *const names[] = {
 		"REQ_RCVD", "REP_RCVD", "ESTABLISHED", "REJ_RCVD", "TIMEOUT",
@@ -515,7 +515,7 @@ cm_ev_name(enum shm_cm_event_type t)
 }
 
 int
-cm_expect(struct shm_port *p, enum shm_cm_event_type type,
+cm_expect(struct shm_port *p, enum ipoib_cm_event_type type,
 	  struct shm_cm_event *ev, int timeout_ms)
 {
 	if (cm_wait(p, ev, timeout_ms) == 0) {
@@ -550,7 +550,7 @@ cm_wait2(struct shm_port *a, struct shm_port *b, struct shm_cm_event *ev,
 
 int
 cm_expect2(struct shm_port *a, struct shm_port *b, int on,
-	   enum shm_cm_event_type type, struct shm_cm_event *ev,
+	   enum ipoib_cm_event_type type, struct shm_cm_event *ev,
 	   int timeout_ms)
 {
 	int which = cm_wait2(a, b, ev, timeout_ms);
@@ -614,13 +614,13 @@ conn_qps(struct conn *c, struct shm_port *pa, struct shm_qp *qa,
 	ret = shm_cm_connect(pa, &r, &c->act);
 	if (ret < 0)
 		return ret;
-	if (cm_expect(pb, SHM_CM_REQ_RCVD, &ev, T_TIMEOUT) < 0)
+	if (cm_expect(pb, IPOIB_CM_REQ_RCVD, &ev, T_TIMEOUT) < 0)
 		return -1;
 	c->pas = ev.id;
 	if (shm_cm_accept(c->pas, qb, NULL, NULL, 0) < 0 ||
-	    cm_expect(pa, SHM_CM_REP_RCVD, &ev, T_TIMEOUT) < 0 ||
+	    cm_expect(pa, IPOIB_CM_REP_RCVD, &ev, T_TIMEOUT) < 0 ||
 	    shm_cm_rtu(c->act) < 0 ||
-	    cm_expect(pb, SHM_CM_ESTABLISHED, &ev, T_TIMEOUT) < 0)
+	    cm_expect(pb, IPOIB_CM_ESTABLISHED, &ev, T_TIMEOUT) < 0)
 		return -1;
 	return 0;
 }

@@ -83,7 +83,7 @@ struct msg {
 	uint32_t type;
 	uint32_t u32[4];
 	uint64_t u64[2];
-	uint8_t gid[SHM_GID_LEN];
+	uint8_t gid[IPOIB_GID_LEN];
 };
 
 enum {
@@ -155,7 +155,7 @@ void ep_hello(const struct ep *e, struct msg *m);
 int post_buf(struct shm_rq *rq, const struct shm_mem *m, uint32_t buf_len,
 	     uint32_t i);
 /* Poll until want completions or the deadline; returns how many. */
-int poll_wc(struct shm_cq *cq, struct shm_wc *wc, int want, int timeout_ms);
+int poll_wc(struct shm_cq *cq, struct ipoib_wc *wc, int want, int timeout_ms);
 /* Destroy a QP, polling away its flushed completions; 0 on success. */
 int qp_destroy_drain(struct shm_qp *qp, struct shm_cq *cq);
 
@@ -173,14 +173,14 @@ int rc_send_wait(struct shm_qp *qp, const void *buf, uint32_t len,
 /* One CM event of port p within the deadline: 1, or 0 on timeout. */
 int cm_wait(struct shm_port *p, struct shm_cm_event *ev, int timeout_ms);
 /* Wait for an event of this type; another type is an error (-1). */
-int cm_expect(struct shm_port *p, enum shm_cm_event_type type,
+int cm_expect(struct shm_port *p, enum ipoib_cm_event_type type,
 	      struct shm_cm_event *ev, int timeout_ms);
 /* Poll both ports' CM until one of them has an event: its port's index. */
 int cm_wait2(struct shm_port *a, struct shm_port *b, struct shm_cm_event *ev,
 	     int timeout_ms);
 /* Poll a and b: the first event must be on port a (on 0) or b (on 1). */
 int cm_expect2(struct shm_port *a, struct shm_port *b, int on,
-	       enum shm_cm_event_type type, struct shm_cm_event *ev,
+	       enum ipoib_cm_event_type type, struct shm_cm_event *ev,
 	       int timeout_ms);
 /* One async event of port p (runs the janitor too). */
 int async_wait(struct shm_port *p, struct shm_async_event *ev,

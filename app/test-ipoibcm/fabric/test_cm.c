@@ -35,7 +35,7 @@ static void
 cm_faults(struct ep *e, uint32_t drop_mask, uint32_t delay_ms,
 	  int32_t rej_after)
 {
-	struct shm_faults fl = {
+	struct ipoib_faults fl = {
 		.cm_drop_mask = drop_mask,
 		.cm_delay_ms = delay_ms,
 		.rej_after = rej_after,
@@ -59,15 +59,15 @@ cnt_of(struct ep *e, size_t off)
 static int
 cm_traffic(struct ep *a, struct ep *b)
 {
-	struct shm_wc wc;
+	struct ipoib_wc wc;
 
 	CHECK(rc_send_wait(a->qp, "ping", 4, T_TIMEOUT) == 0);
 	CHECK_EQ(poll_wc(b->cq, &wc, 1, T_TIMEOUT), 1);
-	CHECK(wc.status == SHM_WC_SUCCESS && wc.byte_len == 4);
+	CHECK(wc.status == IPOIB_WC_SUCCESS && wc.byte_len == 4);
 	CHECK(ep_post(b, (uint32_t)wc.wr_id) == 0);
 	CHECK(rc_send_wait(b->qp, "pong!", 5, T_TIMEOUT) == 0);
 	CHECK_EQ(poll_wc(a->cq, &wc, 1, T_TIMEOUT), 1);
-	CHECK(wc.status == SHM_WC_SUCCESS && wc.byte_len == 5);
+	CHECK(wc.status == IPOIB_WC_SUCCESS && wc.byte_len == 5);
 	CHECK(ep_post(a, (uint32_t)wc.wr_id) == 0);
 	return 0;
 out:
@@ -79,7 +79,7 @@ out:
 static int
 test_cm_rej(void)
 {
-	uint8_t priv[SHM_CM_PRIV_MAX], rej[40];
+	uint8_t priv[IPOIB_CM_PRIV_MAX], rej[40];
 	struct shm_cm_id *id = NULL;
 	struct shm_cm_event ev;
 	struct shm_cm_req req;
@@ -94,13 +94,13 @@ test_cm_rej(void)
 	req.priv_len = sizeof(priv);
 	req.context = &a;
 	CHECK(shm_cm_connect(a.port, &req, &id) == 0);
-	CHECK(cm_expect(b.port, SHM_CM_REQ_RCVD, &ev, T_TIMEOUT) == 0);
+	CHECK(cm_expect(b.port, IPOIB_CM_REQ_RCVD, &ev, T_TIMEOUT) == 0);
 	CHECK(ev.priv_len == sizeof(priv) &&
 	      memcmp(ev.priv, priv, sizeof(priv)) == 0);
 	CHECK(shm_cm_reject(ev.id, IBTA_REJ_CONSUMER, rej, sizeof(rej)) == 0);
 	CHECK(shm_cm_accept(ev.id, b.qp, NULL, NULL, 0) == -EINVAL);
 	shm_cm_destroy(ev.id);
-	CHECK(cm_expect(a.port, SHM_CM_REJ_RCVD, &ev, T_TIMEOUT) == 0);
+	CHECK(cm_expect(a.port, IPOIB_CM_REJ_RCVD, &ev, T_TIMEOUT) == 0);
 	CHECK(ev.id == id && ev.context == &a);
 	CHECK_EQ(ev.reason, IBTA_REJ_CONSUMER);
 	CHECK(ev.priv_len == sizeof(rej) &&
@@ -120,7 +120,7 @@ REGISTER_FABRIC_TEST(cm_rej, test_cm_rej,
 static int
 test_cm_no_listener(void)
 {
-	uint8_t nobody[SHM_GID_LEN] = { 0xfe, 0x80, [15] = 0x42 };
+	uint8_t nobody[IPOIB_GID_LEN] = { 0xfe, 0x80, [15] = 0x42 };
 	struct shm_cm_id *id = NULL;
 	struct shm_cm_event ev;
 	struct shm_cm_req req;
@@ -132,7 +132,7 @@ test_cm_no_listener(void)
 	req.service_id = T_SID + 1;
 	CHECK(shm_cm_connect(a.port, &req, &id) == 0);
 	/* b's owner makes the REJ, and sees nothing of it */
-	CHECK(cm_expect2(a.port, b.port, 0, SHM_CM_REJ_RCVD, &ev,
+	CHECK(cm_expect2(a.port, b.port, 0, IPOIB_CM_REJ_RCVD, &ev,
 			 T_TIMEOUT) == 0);
 	CHECK_EQ(ev.reason, IBTA_REJ_INVALID_SID);
 	CHECK_EQ(ev.service_id, T_SID + 1);
@@ -163,12 +163,12 @@ test_cm_req_lost(void)
 	double t0, dt;
 
 	CHECK(cm_open(&a, &b, fab, sizeof(fab), "cm_req_lost") == 0);
-	cm_faults(&b, 1u << SHM_CM_MSG_REQ, 0, -1);
+	cm_faults(&b, 1u << IPOIB_CM_MSG_REQ, 0, -1);
 	req_init(&req, b.info.gid, a.qp, 7, 3);
 	t0 = now_ms();
 	CHECK(shm_cm_connect(a.port, &req, &id) == 0);
 	/* three retries, 100 ms apart, then the fourth timeout */
-	CHECK(cm_expect(a.port, SHM_CM_TIMEOUT, &ev, T_TIMEOUT) == 0);
+	CHECK(cm_expect(a.port, IPOIB_CM_TIMEOUT, &ev, T_TIMEOUT) == 0);
 	dt = now_ms() - t0;
 	CHECK(ev.id == id);
 	CHECK(dt >= 4 * SHM_CM_TIMEOUT_MS - 1 && dt < 4 * SHM_CM_TIMEOUT_MS +
@@ -223,10 +223,10 @@ test_cm_rep_lost(void)
 	char fab[32];
 
 	CHECK(cm_open(&a, &b, fab, sizeof(fab), "cm_rep_lost") == 0);
-	cm_faults(&a, 1u << SHM_CM_MSG_REP, 0, -1);
+	cm_faults(&a, 1u << IPOIB_CM_MSG_REP, 0, -1);
 	req_init(&req, b.info.gid, a.qp, 7, 10);
 	CHECK(shm_cm_connect(a.port, &req, &act) == 0);
-	CHECK(cm_expect(b.port, SHM_CM_REQ_RCVD, &ev, T_TIMEOUT) == 0);
+	CHECK(cm_expect(b.port, IPOIB_CM_REQ_RCVD, &ev, T_TIMEOUT) == 0);
 	pas = ev.id;
 	CHECK(shm_cm_accept(pas, b.qp, NULL, NULL, 0) == 0);
 	/* the requester retries its REQ; the duplicates are not new REQs */
@@ -237,11 +237,11 @@ test_cm_rep_lost(void)
 	CHECK(dup >= 1, "%llu REPs, none answering a duplicate REQ",
 	      (unsigned long long)reps);
 	cm_faults(&a, 0, 0, -1);
-	CHECK(cm_expect2(a.port, b.port, 0, SHM_CM_REP_RCVD, &ev,
+	CHECK(cm_expect2(a.port, b.port, 0, IPOIB_CM_REP_RCVD, &ev,
 			 T_TIMEOUT) == 0);
 	CHECK(ev.id == act && ev.remote_qpn == shm_qp_num(b.qp));
 	CHECK(shm_cm_rtu(act) == 0);
-	CHECK(cm_expect(b.port, SHM_CM_ESTABLISHED, &ev, T_TIMEOUT) == 0);
+	CHECK(cm_expect(b.port, IPOIB_CM_ESTABLISHED, &ev, T_TIMEOUT) == 0);
 	CHECK(ev.id == pas);
 	CHECK(cm_traffic(&a, &b) == 0);
 	/* later REPs (b's timer is off now) make no event on a */
@@ -268,13 +268,13 @@ rtu_dropped(struct ep *a, struct ep *b, struct shm_qp *qa, struct shm_qp *qb,
 	struct shm_cm_event ev;
 	struct shm_cm_req req;
 
-	cm_faults(b, 1u << SHM_CM_MSG_RTU, 0, -1);
+	cm_faults(b, 1u << IPOIB_CM_MSG_RTU, 0, -1);
 	req_init(&req, b->info.gid, qa, 7, retries);
 	CHECK(shm_cm_connect(a->port, &req, &c->act) == 0);
-	CHECK(cm_expect(b->port, SHM_CM_REQ_RCVD, &ev, T_TIMEOUT) == 0);
+	CHECK(cm_expect(b->port, IPOIB_CM_REQ_RCVD, &ev, T_TIMEOUT) == 0);
 	c->pas = ev.id;
 	CHECK(shm_cm_accept(c->pas, qb, NULL, NULL, 0) == 0);
-	CHECK(cm_expect(a->port, SHM_CM_REP_RCVD, &ev, T_TIMEOUT) == 0);
+	CHECK(cm_expect(a->port, IPOIB_CM_REP_RCVD, &ev, T_TIMEOUT) == 0);
 	CHECK(shm_cm_rtu(c->act) == 0);
 	CHECK_EQ(shm_qp_state(qb), SHM_QPS_RTR);
 	return 0;
@@ -301,7 +301,7 @@ rtu_lost_then_found(struct ep *a, struct ep *b)
 	CHECK(cm_idle_until(a, b, drops_of, b, 3) == 0);
 	CHECK_EQ(shm_qp_state(b->qp), SHM_QPS_RTR);
 	cm_faults(b, 0, 0, -1);
-	CHECK(cm_expect2(a->port, b->port, 1, SHM_CM_ESTABLISHED, &ev,
+	CHECK(cm_expect2(a->port, b->port, 1, IPOIB_CM_ESTABLISHED, &ev,
 			 T_TIMEOUT) == 0);
 	CHECK(ev.id == c.pas);
 	CHECK_EQ(shm_qp_state(b->qp), SHM_QPS_RTS);
@@ -325,23 +325,23 @@ rtu_never_found(struct ep *a, struct ep *b)
 	struct shm_qp *qb = qp_new(b->port, SHM_QPT_RC, b->cq, b->srq, 0, 0);
 	struct conn c = { 0 };
 	struct shm_cm_event ev;
-	struct shm_wc wc;
+	struct ipoib_wc wc;
 	double t0;
 
 	CHECK(qa != NULL && qb != NULL);
 	CHECK(rtu_dropped(a, b, qa, qb, 1, &c) == 0);
 	CHECK(rc_send_wait(qa, "data", 4, T_TIMEOUT) == 0);
 	CHECK_EQ(poll_wc(b->cq, &wc, 1, T_TIMEOUT), 1);
-	CHECK(wc.status == SHM_WC_SUCCESS && wc.qp_num == shm_qp_num(qb));
+	CHECK(wc.status == IPOIB_WC_SUCCESS && wc.qp_num == shm_qp_num(qb));
 	CHECK(ep_post(b, (uint32_t)wc.wr_id) == 0);
 	t0 = now_ms();
-	CHECK(cm_expect2(a->port, b->port, 1, SHM_CM_ESTABLISHED, &ev,
+	CHECK(cm_expect2(a->port, b->port, 1, IPOIB_CM_ESTABLISHED, &ev,
 			 T_TIMEOUT) == 0, "after %.0f ms", now_ms() - t0);
 	CHECK(ev.id == c.pas);
 	CHECK_EQ(shm_qp_state(qb), SHM_QPS_RTS);
 	CHECK(rc_send_wait(qb, "back", 4, T_TIMEOUT) == 0);
 	CHECK_EQ(poll_wc(a->cq, &wc, 1, T_TIMEOUT), 1);
-	CHECK(wc.status == SHM_WC_SUCCESS && wc.qp_num == shm_qp_num(qa));
+	CHECK(wc.status == IPOIB_WC_SUCCESS && wc.qp_num == shm_qp_num(qa));
 	CHECK(ep_post(a, (uint32_t)wc.wr_id) == 0);
 out:
 	conn_destroy(&c);
@@ -418,19 +418,19 @@ try_conn(struct ep *a, struct ep *b, struct shm_qp **qa, struct shm_qp **qb,
 	req_init(&req, b->info.gid, *qa, 7, 3);
 	CHECK(shm_cm_connect(a->port, &req, &c->act) == 0);
 	if (!accepted) {
-		CHECK(cm_expect2(a->port, b->port, 0, SHM_CM_REJ_RCVD, &ev,
+		CHECK(cm_expect2(a->port, b->port, 0, IPOIB_CM_REJ_RCVD, &ev,
 				 T_TIMEOUT) == 0);
 		CHECK_EQ(ev.reason, IBTA_REJ_NO_RES);
 		return 0;
 	}
-	CHECK(cm_expect(b->port, SHM_CM_REQ_RCVD, &ev, T_TIMEOUT) == 0);
+	CHECK(cm_expect(b->port, IPOIB_CM_REQ_RCVD, &ev, T_TIMEOUT) == 0);
 	c->pas = ev.id;
 	*qb = qp_new(b->port, SHM_QPT_RC, b->cq, b->srq, 0, 0);
 	CHECK(*qb != NULL);
 	CHECK(shm_cm_accept(c->pas, *qb, NULL, NULL, 0) == 0);
-	CHECK(cm_expect(a->port, SHM_CM_REP_RCVD, &ev, T_TIMEOUT) == 0);
+	CHECK(cm_expect(a->port, IPOIB_CM_REP_RCVD, &ev, T_TIMEOUT) == 0);
 	CHECK(shm_cm_rtu(c->act) == 0);
-	CHECK(cm_expect(b->port, SHM_CM_ESTABLISHED, &ev, T_TIMEOUT) == 0);
+	CHECK(cm_expect(b->port, IPOIB_CM_ESTABLISHED, &ev, T_TIMEOUT) == 0);
 	return 0;
 out:
 	return -1;
@@ -524,17 +524,17 @@ test_cm_delay(void)
 	req_init(&req, b.info.gid, a.qp, 7, 3);
 	t0 = now_ms();
 	CHECK(shm_cm_connect(a.port, &req, &act) == 0);
-	CHECK(cm_expect(b.port, SHM_CM_REQ_RCVD, &ev, T_TIMEOUT) == 0);
+	CHECK(cm_expect(b.port, IPOIB_CM_REQ_RCVD, &ev, T_TIMEOUT) == 0);
 	dreq = now_ms() - t0;
 	pas = ev.id;
 	CHECK(shm_cm_accept(pas, b.qp, NULL, NULL, 0) == 0);
 	t0 = now_ms();
-	CHECK(cm_expect(a.port, SHM_CM_REP_RCVD, &ev, T_TIMEOUT) == 0);
+	CHECK(cm_expect(a.port, IPOIB_CM_REP_RCVD, &ev, T_TIMEOUT) == 0);
 	/* a's port has no delay: its REP comes before b's delay could pass */
 	CHECK(now_ms() - t0 < 60, "REP to a undelayed");
 	t0 = now_ms();
 	CHECK(shm_cm_rtu(act) == 0);
-	CHECK(cm_expect(b.port, SHM_CM_ESTABLISHED, &ev, T_TIMEOUT) == 0);
+	CHECK(cm_expect(b.port, IPOIB_CM_ESTABLISHED, &ev, T_TIMEOUT) == 0);
 	drtu = now_ms() - t0;
 	CHECK(dreq >= 59 && dreq < 2060, "REQ after %.0f ms", dreq);
 	CHECK(drtu >= 59 && drtu < 2060, "RTU after %.0f ms", drtu);
@@ -565,13 +565,13 @@ dreq_way(struct shm_port *from, struct shm_cm_id *id, struct shm_port *to,
 	CHECK(shm_cm_disconnect(id) == 0);
 	CHECK_EQ(shm_cm_disconnect(id), -EINVAL);
 	if (peer != NULL) {
-		CHECK(cm_expect(to, SHM_CM_DREQ_RCVD, &ev, T_TIMEOUT) == 0);
+		CHECK(cm_expect(to, IPOIB_CM_DREQ_RCVD, &ev, T_TIMEOUT) == 0);
 		CHECK(ev.id == peer);
 	} else {
 		/* nobody holds the id: the DREP comes all the same */
 		CHECK_EQ(cm_wait(to, &ev, 50), 0);
 	}
-	CHECK(cm_expect(from, SHM_CM_DISCONNECTED, &ev, T_TIMEOUT) == 0);
+	CHECK(cm_expect(from, IPOIB_CM_DISCONNECTED, &ev, T_TIMEOUT) == 0);
 	CHECK(ev.id == id);
 	return 0;
 out:
@@ -595,10 +595,10 @@ disc_run(struct ep *a, struct ep *b, struct shm_qp **qa, struct shm_qp **qb,
 	c[2].act = NULL;
 	CHECK(dreq_way(b->port, c[2].pas, a->port, NULL) == 0);
 	/* a DREQ lost every time: DISCONNECTED after the retries */
-	cm_faults(b, 1u << SHM_CM_MSG_DREQ, 0, -1);
+	cm_faults(b, 1u << IPOIB_CM_MSG_DREQ, 0, -1);
 	t0 = now_ms();
 	CHECK(shm_cm_disconnect(c[3].act) == 0);
-	CHECK(cm_expect(a->port, SHM_CM_DISCONNECTED, &ev, T_TIMEOUT) == 0);
+	CHECK(cm_expect(a->port, IPOIB_CM_DISCONNECTED, &ev, T_TIMEOUT) == 0);
 	CHECK(now_ms() - t0 >= 4 * SHM_CM_TIMEOUT_MS - 1);
 	CHECK_EQ(cm_wait(b->port, &ev, 0), 0);
 	return 0;

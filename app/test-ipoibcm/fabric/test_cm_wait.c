@@ -87,7 +87,7 @@ wake_child(int rd, int wr, void *arg)
 	CHECK(msg_send(wr, MSG_HELLO, &m) == 0);
 	t0 = now_ms();
 	CHECK(wait_event(b.port, &ev, &waits) == 0, "no REQ");
-	CHECK_EQ(ev.type, SHM_CM_REQ_RCVD);
+	CHECK_EQ(ev.type, IPOIB_CM_REQ_RCVD);
 	CHECK(waits >= 1, "the REQ came before the wait");
 	ft_note("[child] REQ after %u wait(s), %.2f ms", waits,
 		now_ms() - t0);
@@ -119,7 +119,7 @@ test_cm_wake_msg(void)
 	CHECK(in_futex_wait(c.pid, c.pid) == 0);
 	req_init(&req, peer.gid, a.qp, 7, 3);
 	CHECK(shm_cm_connect(a.port, &req, &id) == 0);
-	CHECK(cm_expect(a.port, SHM_CM_REJ_RCVD, &ev, T_TIMEOUT) == 0);
+	CHECK(cm_expect(a.port, IPOIB_CM_REJ_RCVD, &ev, T_TIMEOUT) == 0);
 	CHECK_EQ(ev.reason, REJ_CONSUMER);
 	CHECK(child_wait(&c, T_TIMEOUT) == 0, "the child woke for the REQ");
 out:
@@ -192,7 +192,7 @@ REGISTER_FABRIC_TEST(cm_wake_call, test_cm_wake_call,
 static int
 test_cm_wait_delay(void)
 {
-	struct shm_faults fl = { .cm_delay_ms = 80, .rej_after = -1 };
+	struct ipoib_faults fl = { .cm_delay_ms = 80, .rej_after = -1 };
 	struct shm_cm_id *id = NULL;
 	struct shm_cm_event ev;
 	struct shm_cm_req req;
@@ -214,12 +214,12 @@ test_cm_wait_delay(void)
 	/* the REQ is in b's mailbox now, due in 80 ms: wait that long */
 	CHECK(wait_event(b.port, &ev, &waits) == 0, "no REQ");
 	dt = now_ms() - t0;
-	CHECK_EQ(ev.type, SHM_CM_REQ_RCVD);
+	CHECK_EQ(ev.type, IPOIB_CM_REQ_RCVD);
 	CHECK(dt >= 79, "REQ after %.1f ms, before its delay", dt);
 	ft_note("REQ delayed 80 ms: after %.1f ms, %u wait(s)", dt, waits);
 	CHECK(shm_cm_reject(ev.id, REJ_CONSUMER, NULL, 0) == 0);
 	shm_cm_destroy(ev.id);
-	CHECK(cm_expect(a.port, SHM_CM_REJ_RCVD, &ev, T_TIMEOUT) == 0);
+	CHECK(cm_expect(a.port, IPOIB_CM_REJ_RCVD, &ev, T_TIMEOUT) == 0);
 out:
 	if (id != NULL)
 		shm_cm_destroy(id);

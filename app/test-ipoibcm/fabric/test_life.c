@@ -39,7 +39,7 @@ port_down_run(struct ep *a, struct ep *b, struct udq *ua, struct udq *ub)
 	struct shm_port_info info;
 	struct shm_async_event ev;
 	struct shm_ah ah;
-	struct shm_wc wc;
+	struct ipoib_wc wc;
 
 	CHECK(shm_ah_resolve(a->f, b->info.gid, 0, &ah) == 0);
 	CHECK(ud_send(ua->qp, &ah, shm_qp_num(ub->qp), T_QKEY, "up", 2) == 1);
@@ -121,14 +121,14 @@ struct pd_rx {
 static int
 pd_drain(struct ep *rc, struct ep *ud, struct pd_rx *rx)
 {
-	struct shm_wc wc[16];
+	struct ipoib_wc wc[16];
 	uint32_t i, k, len, seq;
 	const uint8_t *p;
 
 	k = shm_cq_poll(rc->cq, wc, 16);
 	for (i = 0; i < k; i++, rx->rc++) {
 		len = seq_len(rx->rc, PD_BUF);
-		CHECK_EQ(wc[i].status, SHM_WC_SUCCESS);
+		CHECK_EQ(wc[i].status, IPOIB_WC_SUCCESS);
 		CHECK(wc[i].byte_len == len &&
 		      check_pattern(ep_buf(rc, (uint32_t)wc[i].wr_id), len,
 				    rx->rc), "RC message %u", rx->rc);
@@ -136,12 +136,12 @@ pd_drain(struct ep *rc, struct ep *ud, struct pd_rx *rx)
 	}
 	k = shm_cq_poll(ud->cq, wc, 16);
 	for (i = 0; i < k; i++, rx->ud++) {
-		p = ep_buf(ud, (uint32_t)wc[i].wr_id) + SHM_GRH_LEN;
+		p = ep_buf(ud, (uint32_t)wc[i].wr_id) + IPOIB_GRH_LEN;
 		memcpy(&seq, p, 4);
-		len = seq_len(seq, PD_BUF - SHM_GRH_LEN);
-		CHECK_EQ(wc[i].status, SHM_WC_SUCCESS);
+		len = seq_len(seq, PD_BUF - IPOIB_GRH_LEN);
+		CHECK_EQ(wc[i].status, IPOIB_WC_SUCCESS);
 		CHECK(seq >= rx->ud_next && wc[i].byte_len ==
-		      SHM_GRH_LEN + len && check_pattern(p, len, seq),
+		      IPOIB_GRH_LEN + len && check_pattern(p, len, seq),
 		      "UD message %u after %u", seq, rx->ud_next);
 		rx->ud_next = seq + 1;
 		CHECK(ep_post(ud, (uint32_t)wc[i].wr_id) == 0);
@@ -172,7 +172,7 @@ pd_traffic(struct ep *rc, struct ep *ud, const struct msg *peer_ud,
 			rs += rc_send(rc->qp, buf, len);
 		}
 		if (stream || us < n) {
-			len = seq_len(us, PD_BUF - SHM_GRH_LEN);
+			len = seq_len(us, PD_BUF - IPOIB_GRH_LEN);
 			fill_pattern(buf, len, us);
 			CHECK_EQ(ud_send(ud->qp, &ah, peer_ud->u32[1], T_QKEY,
 					 buf, len), 1);
@@ -209,7 +209,7 @@ pd_child(int rd, int wr, void *arg)
 	CHECK(msg_send(wr, MSG_HELLO, &m) == 0);
 	req_init(&req, prc.gid, cr.qp, 7, 5);
 	CHECK(shm_cm_connect(cr.port, &req, &id) == 0);
-	CHECK(cm_expect(cr.port, SHM_CM_REP_RCVD, &ev, T_TIMEOUT) == 0);
+	CHECK(cm_expect(cr.port, IPOIB_CM_REP_RCVD, &ev, T_TIMEOUT) == 0);
 	CHECK(shm_cm_rtu(id) == 0);
 	CHECK(msg_send(wr, MSG_READY, NULL) == 0);
 	CHECK(pd_traffic(&cr, &cu, &pud, PD_XCHG, pa->stream) == 0);
@@ -237,10 +237,10 @@ pd_meet(struct child *c, struct pd_arg *pa, struct ep *su, struct ep *sr,
 	ep_hello(sr, &m);
 	CHECK(msg_send(c->wr, MSG_HELLO, &m) == 0);
 	CHECK(msg_expect(c->rd, MSG_HELLO, peer, T_TIMEOUT) == 0);
-	CHECK(cm_expect(sr->port, SHM_CM_REQ_RCVD, &ev, T_TIMEOUT) == 0);
+	CHECK(cm_expect(sr->port, IPOIB_CM_REQ_RCVD, &ev, T_TIMEOUT) == 0);
 	*id = ev.id;
 	CHECK(shm_cm_accept(*id, sr->qp, NULL, NULL, 0) == 0);
-	CHECK(cm_expect(sr->port, SHM_CM_ESTABLISHED, &ev, T_TIMEOUT) == 0);
+	CHECK(cm_expect(sr->port, IPOIB_CM_ESTABLISHED, &ev, T_TIMEOUT) == 0);
 	CHECK(msg_expect(c->rd, MSG_READY, NULL, T_TIMEOUT) == 0);
 	return 0;
 out:
@@ -316,7 +316,7 @@ out:
 static int
 pd_new_qp(struct ep *su, struct ep *sr, struct shm_cm_id **id)
 {
-	struct shm_wc wc[16];
+	struct ipoib_wc wc[16];
 	uint32_t i, k;
 
 	while ((k = shm_cq_poll(su->cq, wc, 16)) > 0)
@@ -436,10 +436,10 @@ run_cmd(const char *cmd, char *out, size_t len)
 static int
 cap_traffic(struct ep *a, struct ep *b, struct udq *ua, struct udq *ub)
 {
-	static const uint8_t mgid[SHM_GID_LEN] = { 0xff, 0x12, 0x40, 0x1b,
+	static const uint8_t mgid[IPOIB_GID_LEN] = { 0xff, 0x12, 0x40, 0x1b,
 						   [15] = 0x07 };
 	struct shm_ah ab, ba, mc;
-	struct shm_wc wc[4];
+	struct ipoib_wc wc[4];
 	uint8_t pkt[600];
 	uint32_t i, len;
 
@@ -466,7 +466,7 @@ cap_traffic(struct ep *a, struct ep *b, struct udq *ua, struct udq *ub)
 			       (uint32_t)wc[0].wr_id) == 0);
 	}
 	len = ipoib_udp(pkt, 9, 64);
-	CHECK(ud_send(ua->qp, &mc, SHM_MCAST_QPN, T_QKEY, pkt, len) == 1);
+	CHECK(ud_send(ua->qp, &mc, IPOIB_MCAST_QPN, T_QKEY, pkt, len) == 1);
 	return 0;
 out:
 	return -1;
@@ -480,8 +480,8 @@ static struct shm_qp *
 big_qp(struct shm_fabric *f, struct shm_port *p, struct shm_cq **cq,
        struct shm_mem *m)
 {
-	struct shm_sge sge[4];
-	const struct shm_sge *sgl = sge;
+	struct ipoib_sge sge[4];
+	const struct ipoib_sge *sgl = sge;
 	uint64_t wr_id = 77;
 	uint16_t nsge = 4;
 	struct shm_qp *qp;
@@ -492,7 +492,7 @@ big_qp(struct shm_fabric *f, struct shm_port *p, struct shm_cq **cq,
 		return NULL;
 	qp = qp_new(p, SHM_QPT_RC, *cq, NULL, 1, 0);
 	for (i = 0; i < 4; i++)
-		sge[i] = (struct shm_sge){ (uintptr_t)m->addr + i * BIG_SGE,
+		sge[i] = (struct ipoib_sge){ (uintptr_t)m->addr + i * BIG_SGE,
 					   BIG_SGE, m->lkey };
 	if (qp != NULL && shm_rq_post(shm_qp_rq(qp), &wr_id, &sgl, &nsge, 1)
 	    != 1) {
@@ -511,7 +511,7 @@ cap_big(struct ep *a, struct ep *b)
 	struct shm_qp *qa, *qb;
 	uint8_t *pkt = malloc(BIG_LEN);
 	struct conn c = { 0 };
-	struct shm_wc wc;
+	struct ipoib_wc wc;
 
 	qa = big_qp(a->f, a->port, &ca, &ma);
 	qb = big_qp(b->f, b->port, &cb, &mb);
@@ -522,9 +522,9 @@ cap_big(struct ep *a, struct ep *b)
 	CHECK(rc_send_wait(qa, pkt, BIG_LEN, T_TIMEOUT) == 0);
 	CHECK(rc_send_wait(qb, pkt, BIG_LEN, T_TIMEOUT) == 0);
 	CHECK_EQ(poll_wc(cb, &wc, 1, T_TIMEOUT), 1);
-	CHECK(wc.status == SHM_WC_SUCCESS && wc.byte_len == BIG_LEN);
+	CHECK(wc.status == IPOIB_WC_SUCCESS && wc.byte_len == BIG_LEN);
 	CHECK_EQ(poll_wc(ca, &wc, 1, T_TIMEOUT), 1);	/* captured here */
-	CHECK(wc.status == SHM_WC_SUCCESS && wc.byte_len == BIG_LEN);
+	CHECK(wc.status == IPOIB_WC_SUCCESS && wc.byte_len == BIG_LEN);
 	CHECK(memcmp(ma.addr, pkt, BIG_LEN) == 0);
 out:
 	conn_destroy(&c);
@@ -670,12 +670,12 @@ out:
 static int
 iso_names(const char *f1, const char *f2)
 {
-	static const uint8_t mgid[SHM_GID_LEN] = { 0xff, 0x12, [15] = 9 };
+	static const uint8_t mgid[IPOIB_GID_LEN] = { 0xff, 0x12, [15] = 9 };
 	struct ep x1, y1, y2;
 	struct shm_cm_id *id;
 	struct shm_cm_req req;
 	struct shm_ah ah;
-	struct shm_wc wc;
+	struct ipoib_wc wc;
 
 	memset(&x1, 0, sizeof(x1));
 	memset(&y1, 0, sizeof(y1));
@@ -693,7 +693,7 @@ iso_names(const char *f1, const char *f2)
 	CHECK(shm_mcast_attach(y1.qp, mgid) == 0);
 	CHECK(shm_mcast_attach(y2.qp, mgid) == 0);
 	CHECK(shm_ah_resolve(x1.f, mgid, 0, &ah) == 0);
-	CHECK_EQ(ud_send(x1.qp, &ah, SHM_MCAST_QPN, T_QKEY, "mc", 2), 1);
+	CHECK_EQ(ud_send(x1.qp, &ah, IPOIB_MCAST_QPN, T_QKEY, "mc", 2), 1);
 	CHECK(shm_ah_resolve(x1.f, y1.info.gid, 0, &ah) == 0);
 	/* the same QPN on the other fabric does not see it */
 	CHECK_EQ(ud_send(x1.qp, &ah, shm_qp_num(y2.qp), T_QKEY, "uc", 2), 1);
@@ -927,8 +927,8 @@ REGISTER_FABRIC_TEST(dead_then_detach, test_dead_then_detach,
 static uint16_t
 post_one(struct shm_rq *rq, uint64_t addr, uint32_t len, uint32_t lkey)
 {
-	struct shm_sge sge = { addr, len, lkey };
-	const struct shm_sge *sgl = &sge;
+	struct ipoib_sge sge = { addr, len, lkey };
+	const struct ipoib_sge *sgl = &sge;
 	uint64_t wr_id = 0;
 	uint16_t nsge = 1;
 
@@ -1019,7 +1019,7 @@ claim_child(int rd, int wr, void *arg)
 	CHECK(msg_expect(rd, MSG_HELLO, &prc, T_TIMEOUT) == 0);
 	req_init(&req, prc.gid, cr.qp, 7, 5);
 	CHECK(shm_cm_connect(cr.port, &req, &id) == 0);
-	CHECK(cm_expect(cr.port, SHM_CM_REP_RCVD, &ev, T_TIMEOUT) == 0);
+	CHECK(cm_expect(cr.port, IPOIB_CM_REP_RCVD, &ev, T_TIMEOUT) == 0);
 	CHECK(shm_cm_rtu(id) == 0);
 	CHECK(claim_one(cr.f, pud.u32[1]) == 0);
 	CHECK(claim_one(cr.f, prc.u32[1]) == 0);
@@ -1037,7 +1037,7 @@ static int
 lost_destroy(struct ep *e, const char *what, double max_ms)
 {
 	double t0 = now_ms(), dt;
-	struct shm_wc wc[64];
+	struct ipoib_wc wc[64];
 	uint32_t flushed = 0;
 	int ret, k;
 
@@ -1045,7 +1045,7 @@ lost_destroy(struct ep *e, const char *what, double max_ms)
 	       now_ms() - t0 < T_TIMEOUT) {
 		k = shm_cq_poll(e->cq, wc, 64);
 		while (k-- > 0)
-			flushed += wc[k].status == SHM_WC_WR_FLUSH_ERR;
+			flushed += wc[k].status == IPOIB_WC_WR_FLUSH_ERR;
 		sched_yield();
 	}
 	dt = now_ms() - t0;
@@ -1081,10 +1081,10 @@ test_lost_claim(void)
 	CHECK(msg_send(c.wr, MSG_HELLO, &m) == 0);
 	ep_hello(&sr, &m);
 	CHECK(msg_send(c.wr, MSG_HELLO, &m) == 0);
-	CHECK(cm_expect(sr.port, SHM_CM_REQ_RCVD, &cev, T_TIMEOUT) == 0);
+	CHECK(cm_expect(sr.port, IPOIB_CM_REQ_RCVD, &cev, T_TIMEOUT) == 0);
 	id = cev.id;
 	CHECK(shm_cm_accept(id, sr.qp, NULL, NULL, 0) == 0);
-	CHECK(cm_expect(sr.port, SHM_CM_ESTABLISHED, &cev, T_TIMEOUT) == 0);
+	CHECK(cm_expect(sr.port, IPOIB_CM_ESTABLISHED, &cev, T_TIMEOUT) == 0);
 	CHECK(msg_expect(c.rd, MSG_READY, NULL, T_TIMEOUT) == 0);
 	child_kill(&c);
 	CHECK(async_wait(sr.port, &ev, T_TIMEOUT) == 1);

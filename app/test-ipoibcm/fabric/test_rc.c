@@ -26,18 +26,18 @@ priv_fill(uint8_t *p, int dir)
 {
 	int i;
 
-	for (i = 0; i < SHM_CM_PRIV_MAX; i++)
+	for (i = 0; i < IPOIB_CM_PRIV_MAX; i++)
 		p[i] = (uint8_t)(i * 3 + dir * 101 + 1);
 }
 
 static int
 priv_check(const struct shm_cm_event *ev, int dir)
 {
-	uint8_t want[SHM_CM_PRIV_MAX];
+	uint8_t want[IPOIB_CM_PRIV_MAX];
 
 	priv_fill(want, dir);
-	CHECK_EQ(ev->priv_len, SHM_CM_PRIV_MAX);
-	CHECK(memcmp(ev->priv, want, SHM_CM_PRIV_MAX) == 0, "private data");
+	CHECK_EQ(ev->priv_len, IPOIB_CM_PRIV_MAX);
+	CHECK(memcmp(ev->priv, want, IPOIB_CM_PRIV_MAX) == 0, "private data");
 	return 0;
 out:
 	return -1;
@@ -54,7 +54,7 @@ rc_stream(struct ep *e, uint32_t n)
 	uint32_t sent = 0, rcvd = 0, i, k, len;
 	double t0 = now_ms();
 	uint64_t bytes = 0;
-	struct shm_wc wc[64];
+	struct ipoib_wc wc[64];
 
 	while (sent < n || rcvd < n) {
 		CHECK(now_ms() < deadline, "sent %u, received %u", sent, rcvd);
@@ -72,9 +72,9 @@ rc_stream(struct ep *e, uint32_t n)
 		k = shm_cq_poll(e->cq, wc, 64);
 		for (i = 0; i < k; i++, rcvd++) {
 			len = seq_len(rcvd, RC_BUF);
-			CHECK_EQ(wc[i].status, SHM_WC_SUCCESS);
+			CHECK_EQ(wc[i].status, IPOIB_WC_SUCCESS);
 			CHECK_EQ(wc[i].byte_len, len);
-			CHECK_EQ(wc[i].wc_flags & SHM_WC_GRH, 0);
+			CHECK_EQ(wc[i].wc_flags & IPOIB_WC_GRH, 0);
 			bytes += len;
 			CHECK(check_pattern(ep_buf(e, (uint32_t)wc[i].wr_id),
 					    len, rcvd), "message %u", rcvd);
@@ -92,7 +92,7 @@ out:
 static int
 rc_child(int rd, int wr, void *arg)
 {
-	uint8_t priv[SHM_CM_PRIV_MAX];
+	uint8_t priv[IPOIB_CM_PRIV_MAX];
 	struct shm_cm_id *id = NULL;
 	struct shm_cm_event ev;
 	struct shm_cm_req req;
@@ -109,7 +109,7 @@ rc_child(int rd, int wr, void *arg)
 	req.priv = priv;
 	req.priv_len = sizeof(priv);
 	CHECK(shm_cm_connect(b.port, &req, &id) == 0);
-	CHECK(cm_expect(b.port, SHM_CM_REP_RCVD, &ev, T_TIMEOUT) == 0);
+	CHECK(cm_expect(b.port, IPOIB_CM_REP_RCVD, &ev, T_TIMEOUT) == 0);
 	CHECK(ev.id == id && priv_check(&ev, 1) == 0);
 	CHECK_EQ(ev.remote_qpn, peer.u32[1]);
 	CHECK(shm_cm_rtu(id) == 0);
@@ -118,7 +118,7 @@ rc_child(int rd, int wr, void *arg)
 	CHECK(msg_send(wr, MSG_DONE, NULL) == 0);
 	CHECK(msg_expect(rd, MSG_GO, NULL, 250000) == 0);
 	CHECK(shm_cm_disconnect(id) == 0);
-	CHECK(cm_expect(b.port, SHM_CM_DISCONNECTED, &ev, T_TIMEOUT) == 0);
+	CHECK(cm_expect(b.port, IPOIB_CM_DISCONNECTED, &ev, T_TIMEOUT) == 0);
 out:
 	if (id != NULL)
 		shm_cm_destroy(id);
@@ -129,7 +129,7 @@ out:
 static int
 test_rc_two_procs(void)
 {
-	uint8_t priv[SHM_CM_PRIV_MAX];
+	uint8_t priv[IPOIB_CM_PRIV_MAX];
 	struct child c = { .pid = -1 };
 	struct shm_cm_id *id = NULL;
 	struct shm_cm_event ev;
@@ -146,22 +146,22 @@ test_rc_two_procs(void)
 	ep_hello(&a, &m);
 	CHECK(msg_send(c.wr, MSG_HELLO, &m) == 0);
 	CHECK(msg_expect(c.rd, MSG_HELLO, &peer, T_TIMEOUT) == 0);
-	CHECK(cm_expect(a.port, SHM_CM_REQ_RCVD, &ev, T_TIMEOUT) == 0);
+	CHECK(cm_expect(a.port, IPOIB_CM_REQ_RCVD, &ev, T_TIMEOUT) == 0);
 	id = ev.id;
 	CHECK(priv_check(&ev, 0) == 0);
 	CHECK(ev.service_id == T_SID && ev.remote_qpn == peer.u32[1] &&
 	      ev.remote_lid == peer.u32[0], "REQ names its sender");
-	CHECK(memcmp(ev.remote_gid, peer.gid, SHM_GID_LEN) == 0);
+	CHECK(memcmp(ev.remote_gid, peer.gid, IPOIB_GID_LEN) == 0);
 	priv_fill(priv, 1);
 	CHECK(shm_cm_accept(id, a.qp, &a, priv, sizeof(priv)) == 0);
 	CHECK_EQ(shm_qp_state(a.qp), SHM_QPS_RTR);
-	CHECK(cm_expect(a.port, SHM_CM_ESTABLISHED, &ev, T_TIMEOUT) == 0);
+	CHECK(cm_expect(a.port, IPOIB_CM_ESTABLISHED, &ev, T_TIMEOUT) == 0);
 	CHECK(ev.id == id && ev.context == &a);
 	CHECK_EQ(shm_qp_state(a.qp), SHM_QPS_RTS);
 	CHECK(rc_stream(&a, RC_N) == 0);
 	CHECK(msg_expect(c.rd, MSG_DONE, NULL, 250000) == 0);
 	CHECK(msg_send(c.wr, MSG_GO, NULL) == 0);
-	CHECK(cm_expect(a.port, SHM_CM_DREQ_RCVD, &ev, T_TIMEOUT) == 0);
+	CHECK(cm_expect(a.port, IPOIB_CM_DREQ_RCVD, &ev, T_TIMEOUT) == 0);
 	CHECK(child_wait(&c, 20000) == 0);
 out:
 	child_kill(&c);
@@ -184,15 +184,15 @@ static int
 post_sgl(struct shm_rq *rq, const struct shm_mem *m, uint32_t n,
 	 const uint32_t *lens, uint64_t wr_id)
 {
-	struct shm_sge sge[SHM_MAX_SGE];
-	const struct shm_sge *sgl = sge;
+	struct ipoib_sge sge[IPOIB_MAX_SGE];
+	const struct ipoib_sge *sgl = sge;
 	uint16_t nsge = (uint16_t)n;
 	uint64_t off = m->len;
 	uint32_t i;
 
 	for (i = 0; i < n; i++) {
 		off -= lens[i] + 64;	/* a 64-byte gap after each */
-		sge[i] = (struct shm_sge){ (uintptr_t)m->addr + off, lens[i],
+		sge[i] = (struct ipoib_sge){ (uintptr_t)m->addr + off, lens[i],
 					   m->lkey };
 	}
 	return shm_rq_post(rq, &wr_id, &sgl, &nsge, 1) == 1 ? 0 : -1;
@@ -219,13 +219,13 @@ out:
 	return -1;
 }
 
-/* Port b gets a QP that takes up to SHM_MAX_SGE SGEs per WR. */
+/* Port b gets a QP that takes up to IPOIB_MAX_SGE SGEs per WR. */
 static struct shm_qp *
 sg_qp(struct ep *b, enum shm_qp_type type)
 {
 	struct shm_qp_conf qc = {
 		.type = type, .recv_cq = b->cq, .max_recv_wr = 4,
-		.max_recv_sge = SHM_MAX_SGE, .qkey = T_QKEY,
+		.max_recv_sge = IPOIB_MAX_SGE, .qkey = T_QKEY,
 	};
 	struct shm_qp *qp = shm_qp_create(b->port, &qc);
 
@@ -240,7 +240,7 @@ rc_scatter(struct ep *a, struct ep *b, struct shm_mem *m, uint8_t *msg,
 {
 	uint32_t lens[SG_N], i;
 	struct shm_port_counters cnt;
-	struct shm_wc wc;
+	struct ipoib_wc wc;
 
 	for (i = 0; i < SG_N; i++)
 		lens[i] = SG_LEN;
@@ -249,7 +249,7 @@ rc_scatter(struct ep *a, struct ep *b, struct shm_mem *m, uint8_t *msg,
 	CHECK(post_sgl(shm_qp_rq(b->qp), m, SG_N, lens, 33) == 0);
 	CHECK(rc_send_wait(a->qp, msg, SG_MSG, T_TIMEOUT) == 0);
 	CHECK_EQ(poll_wc(b->cq, &wc, 1, T_TIMEOUT), 1);
-	CHECK(wc.status == SHM_WC_SUCCESS && wc.wr_id == 33);
+	CHECK(wc.status == IPOIB_WC_SUCCESS && wc.wr_id == 33);
 	CHECK_EQ(wc.byte_len, SG_MSG);
 	CHECK(gather_sgl(m, SG_N, lens, got) == 0);
 	CHECK(memcmp(got, msg, SG_MSG) == 0, "scattered bytes");
@@ -259,7 +259,7 @@ rc_scatter(struct ep *a, struct ep *b, struct shm_mem *m, uint8_t *msg,
 	CHECK(post_sgl(shm_qp_rq(b->qp), m, 1, lens, 1) == 0);
 	CHECK(rc_send_wait(a->qp, msg, SG_LEN + 1, T_TIMEOUT) == 0);
 	CHECK_EQ(poll_wc(b->cq, &wc, 1, T_TIMEOUT), 1);
-	CHECK(wc.status == SHM_WC_LOC_LEN_ERR && wc.wr_id == 1);
+	CHECK(wc.status == IPOIB_WC_LOC_LEN_ERR && wc.wr_id == 1);
 	shm_port_counters(b->port, &cnt);
 	CHECK_EQ(cnt.len_errs, 1);
 	return 0;
@@ -275,7 +275,7 @@ ud_scatter(struct ep *a, struct ep *b, struct shm_qp *ud, struct shm_mem *m,
 	uint32_t lens[3] = { 16, 30, 2000 };
 	struct shm_port_counters cnt;
 	struct shm_ah ah;
-	struct shm_wc wc;
+	struct ipoib_wc wc;
 
 	memset(m->addr, 0xaa, m->len);
 	fill_pattern(msg, 2006, 9);
@@ -283,15 +283,15 @@ ud_scatter(struct ep *a, struct ep *b, struct shm_qp *ud, struct shm_mem *m,
 	CHECK(post_sgl(shm_qp_rq(ud), m, 3, lens, 3) == 0);
 	CHECK_EQ(ud_send(a->qp, &ah, shm_qp_num(ud), T_QKEY, msg, 2006), 1);
 	CHECK_EQ(poll_wc(b->cq, &wc, 1, 0), 1);
-	CHECK(wc.status == SHM_WC_SUCCESS && wc.byte_len == 2046);
+	CHECK(wc.status == IPOIB_WC_SUCCESS && wc.byte_len == 2046);
 	CHECK(gather_sgl(m, 3, lens, got) == 0);
 	CHECK(got[0] == 0x60 && memcmp(got + 8, a->info.gid, 16) == 0 &&
 	      memcmp(got + 24, b->info.gid, 16) == 0, "split GRH");
-	CHECK(memcmp(got + SHM_GRH_LEN, msg, 2006) == 0, "payload");
+	CHECK(memcmp(got + IPOIB_GRH_LEN, msg, 2006) == 0, "payload");
 	CHECK(post_sgl(shm_qp_rq(ud), m, 3, lens, 4) == 0);
 	CHECK_EQ(ud_send(a->qp, &ah, shm_qp_num(ud), T_QKEY, msg, 2007), 1);
 	CHECK_EQ(poll_wc(b->cq, &wc, 1, 0), 1);
-	CHECK(wc.status == SHM_WC_LOC_LEN_ERR && wc.wr_id == 4);
+	CHECK(wc.status == IPOIB_WC_LOC_LEN_ERR && wc.wr_id == 4);
 	shm_port_counters(b->port, &cnt);
 	CHECK_EQ(cnt.len_errs, 2);
 	return 0;
@@ -370,7 +370,7 @@ rnr_forever(struct ep *a, struct ep *b)
 {
 	struct shm_port_counters cnt;
 	struct shm_async_event ev;
-	struct shm_wc wc[4];
+	struct ipoib_wc wc[4];
 	double t0 = now_ms();
 	int n = 0;
 
@@ -477,12 +477,12 @@ out:
 static int
 srq_check(struct ep *b, struct shm_qp **qa, struct shm_qp **qb, uint32_t n)
 {
-	struct shm_wc wc[32];
+	struct ipoib_wc wc[32];
 	uint32_t i;
 
 	CHECK_EQ(poll_wc(b->cq, wc, (int)n, T_TIMEOUT), n);
 	for (i = 0; i < n; i++) {
-		CHECK_EQ(wc[i].status, SHM_WC_SUCCESS);
+		CHECK_EQ(wc[i].status, IPOIB_WC_SUCCESS);
 		CHECK_EQ(wc[i].qp_num, shm_qp_num(qb[i % SRQ_QPS]));
 		CHECK_EQ(wc[i].qp_context, i % SRQ_QPS);
 		CHECK_EQ(wc[i].src_qp, shm_qp_num(qa[i % SRQ_QPS]));
@@ -520,7 +520,7 @@ out:
 static int
 srq_leave(struct ep *b, struct shm_qp **qa, struct shm_qp **qb)
 {
-	struct shm_wc wc;
+	struct ipoib_wc wc;
 	int i;
 
 	CHECK(srq_send(b, qa, 25, false) == 0);
@@ -531,7 +531,7 @@ srq_leave(struct ep *b, struct shm_qp **qa, struct shm_qp **qb)
 	b->qp = NULL;
 	CHECK_EQ(shm_srq_destroy(b->srq), -EBUSY);
 	CHECK_EQ(poll_wc(b->cq, &wc, 1, T_TIMEOUT), 1);
-	CHECK(wc.status == SHM_WC_SUCCESS && wc.byte_len == 64);
+	CHECK(wc.status == IPOIB_WC_SUCCESS && wc.byte_len == 64);
 	CHECK_EQ(shm_srq_destroy(b->srq), 0);
 	b->srq = NULL;
 	return 0;
@@ -591,12 +591,12 @@ REGISTER_FABRIC_TEST(srq_shared, test_srq_shared,
 static int
 flush_check(struct ep *b, uint32_t first, int n)
 {
-	struct shm_wc wc[8];
+	struct ipoib_wc wc[8];
 	int i;
 
 	CHECK_EQ(poll_wc(b->cq, wc, n, T_TIMEOUT), n);
 	for (i = 0; i < n; i++) {
-		CHECK_EQ(wc[i].status, SHM_WC_WR_FLUSH_ERR);
+		CHECK_EQ(wc[i].status, IPOIB_WC_WR_FLUSH_ERR);
 		CHECK_EQ(wc[i].wr_id, first + (uint32_t)i);
 		CHECK_EQ(wc[i].qp_num, shm_qp_num(b->qp));
 	}
@@ -610,7 +610,7 @@ test_qp_flush(void)
 {
 	struct ep_conf cb = { "b", SHM_QPT_UD, 8, 256 };
 	struct ep_conf cr = { "r", SHM_QPT_RC, 8, 256 };
-	struct shm_wc wc;
+	struct ipoib_wc wc;
 	struct shm_ah ah;
 	struct ep a, b, r;
 	char fab[32];
@@ -644,7 +644,7 @@ test_qp_flush(void)
 	/* an RC QP that never connected flushes the same way */
 	CHECK(shm_qp_modify(r.qp, SHM_QPS_ERR) == 0);
 	CHECK_EQ(poll_wc(r.cq, &wc, 1, T_TIMEOUT), 1);
-	CHECK_EQ(wc.status, SHM_WC_WR_FLUSH_ERR);
+	CHECK_EQ(wc.status, IPOIB_WC_WR_FLUSH_ERR);
 out:
 	ep_close(&r);
 	ep_close(&b);

@@ -12,30 +12,30 @@
 
 #define UD_N		40
 #define UD_BUF		2048
-#define UD_MAX		(UD_BUF - SHM_GRH_LEN)
+#define UD_MAX		(UD_BUF - IPOIB_GRH_LEN)
 
 static const struct ep_conf ud_conf_a = { "a", SHM_QPT_UD, 64, UD_BUF };
 static const struct ep_conf ud_conf_b = { "b", SHM_QPT_UD, 64, UD_BUF };
 
 /* One received UD message, sent by peer as sequence number seq. */
 static int
-ud_check(const struct ep *e, const struct shm_wc *wc, uint32_t seq,
+ud_check(const struct ep *e, const struct ipoib_wc *wc, uint32_t seq,
 	 const struct msg *peer)
 {
 	const uint8_t *grh = ep_buf(e, (uint32_t)wc->wr_id);
 	uint32_t len = seq_len(seq, UD_MAX);
 
-	CHECK_EQ(wc->status, SHM_WC_SUCCESS);
-	CHECK(wc->wc_flags & SHM_WC_GRH);
-	CHECK_EQ(wc->byte_len, SHM_GRH_LEN + len);
+	CHECK_EQ(wc->status, IPOIB_WC_SUCCESS);
+	CHECK(wc->wc_flags & IPOIB_WC_GRH);
+	CHECK_EQ(wc->byte_len, IPOIB_GRH_LEN + len);
 	CHECK_EQ(wc->qp_num, shm_qp_num(e->qp));
 	CHECK_EQ(wc->src_qp, peer->u32[1]);
 	CHECK_EQ(wc->slid, peer->u32[0]);
 	CHECK_EQ(grh[0] >> 4, 6);
 	CHECK_EQ(grh[4] << 8 | grh[5], len);
-	CHECK(memcmp(grh + 8, peer->gid, SHM_GID_LEN) == 0, "SGID");
-	CHECK(memcmp(grh + 24, e->info.gid, SHM_GID_LEN) == 0, "DGID");
-	CHECK(check_pattern(grh + SHM_GRH_LEN, len, seq), "payload %u", seq);
+	CHECK(memcmp(grh + 8, peer->gid, IPOIB_GID_LEN) == 0, "SGID");
+	CHECK(memcmp(grh + 24, e->info.gid, IPOIB_GID_LEN) == 0, "DGID");
+	CHECK(check_pattern(grh + IPOIB_GRH_LEN, len, seq), "payload %u", seq);
 	return 0;
 out:
 	return -1;
@@ -65,7 +65,7 @@ out:
 static int
 ud_recv(struct ep *e, const struct msg *peer, uint32_t n)
 {
-	struct shm_wc wc[UD_N + 1];
+	struct ipoib_wc wc[UD_N + 1];
 	uint32_t i;
 
 	CHECK_EQ(poll_wc(e->cq, wc, (int)n, T_TIMEOUT), n);
@@ -133,7 +133,7 @@ static int
 ud_one(struct shm_qp *qp, const struct shm_ah *ah, struct udq *q,
        uint32_t qkey, bool delivered)
 {
-	struct shm_wc wc;
+	struct ipoib_wc wc;
 	char msg[64] = "partition";
 
 	CHECK_EQ(ud_send(qp, ah, shm_qp_num(q->qp), qkey, msg, sizeof(msg)),
@@ -141,7 +141,7 @@ ud_one(struct shm_qp *qp, const struct shm_ah *ah, struct udq *q,
 	/* delivery is done inside the send: no wait needed either way */
 	CHECK_EQ(shm_cq_poll(q->cq, &wc, 1), delivered ? 1 : 0);
 	if (delivered) {
-		CHECK_EQ(wc.status, SHM_WC_SUCCESS);
+		CHECK_EQ(wc.status, IPOIB_WC_SUCCESS);
 		CHECK(post_buf(shm_qp_rq(q->qp), &q->mem, UDQ_BUF,
 			       (uint32_t)wc.wr_id) == 0);
 	}
@@ -217,7 +217,7 @@ REGISTER_FABRIC_TEST(ud_keys, test_ud_keys,
 
 /* ---- multicast ---------------------------------------------------------- */
 
-static const uint8_t t_mgid[SHM_GID_LEN] = {
+static const uint8_t t_mgid[IPOIB_GID_LEN] = {
 	0xff, 0x12, 0x40, 0x1b, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1,
 };
 
@@ -227,7 +227,7 @@ enum { CMD_COUNT = 100, CMD_DETACH, CMD_EXIT };
 static int
 mc_expect(struct ep *e, int want, const struct msg *peer)
 {
-	struct shm_wc wc[4];
+	struct ipoib_wc wc[4];
 	const uint8_t *grh;
 	int i;
 
@@ -235,10 +235,10 @@ mc_expect(struct ep *e, int want, const struct msg *peer)
 	CHECK_EQ(shm_cq_poll(e->cq, wc + want, 1), 0);
 	for (i = 0; i < want; i++) {
 		grh = ep_buf(e, (uint32_t)wc[i].wr_id);
-		CHECK_EQ(wc[i].status, SHM_WC_SUCCESS);
+		CHECK_EQ(wc[i].status, IPOIB_WC_SUCCESS);
 		CHECK_EQ(wc[i].src_qp, peer->u32[1]);
-		CHECK(memcmp(grh + 8, peer->gid, SHM_GID_LEN) == 0, "SGID");
-		CHECK(memcmp(grh + 24, t_mgid, SHM_GID_LEN) == 0, "DGID");
+		CHECK(memcmp(grh + 8, peer->gid, IPOIB_GID_LEN) == 0, "SGID");
+		CHECK(memcmp(grh + 24, t_mgid, IPOIB_GID_LEN) == 0, "DGID");
 		CHECK(ep_post(e, (uint32_t)wc[i].wr_id) == 0);
 	}
 	return 0;
@@ -283,7 +283,7 @@ mc_round(struct ep *s, struct ep *m1, struct ep *m2, struct child *c,
 
 	ep_hello(s, &hello);
 	CHECK(shm_ah_resolve(s->f, t_mgid, 0, &ah) == 0 && ah.multicast);
-	CHECK_EQ(ud_send(s->qp, &ah, SHM_MCAST_QPN, T_QKEY, buf, sizeof(buf)),
+	CHECK_EQ(ud_send(s->qp, &ah, IPOIB_MCAST_QPN, T_QKEY, buf, sizeof(buf)),
 		 1);
 	CHECK(mc_expect(m1, w1, &hello) == 0);
 	CHECK(mc_expect(m2, w2, &hello) == 0);
@@ -314,7 +314,7 @@ test_mcast_two_procs(void)
 	CHECK(shm_mcast_attach(m1.qp, t_mgid) == 0);
 	CHECK(shm_mcast_attach(m2.qp, t_mgid) == 0);
 	CHECK(shm_mcast_attach(m2.qp, t_mgid) == 0);	/* twice: once */
-	CHECK(shm_mcast_attach(s.qp, (const uint8_t[SHM_GID_LEN]){ 0xfe }) ==
+	CHECK(shm_mcast_attach(s.qp, (const uint8_t[IPOIB_GID_LEN]){ 0xfe }) ==
 	      -EINVAL);
 	CHECK(child_start(&c, mc_child, fab) == 0);
 	ep_hello(&s, &m);
@@ -346,8 +346,8 @@ REGISTER_FABRIC_TEST(mcast_two_procs, test_mcast_two_procs,
 static int
 ud_drops(struct ep *a, struct ep *b, uint32_t ppm, int n)
 {
-	struct shm_faults fl = { .drop_ppm = ppm, .rej_after = -1 };
-	struct shm_wc wc[64];
+	struct ipoib_faults fl = { .drop_ppm = ppm, .rej_after = -1 };
+	struct ipoib_wc wc[64];
 	struct msg peer;
 	int i, got = 0, k;
 
@@ -372,7 +372,7 @@ static int
 test_ud_drop(void)
 {
 	struct shm_port_counters cnt;
-	struct shm_faults fl;
+	struct ipoib_faults fl;
 	struct ep a, b;
 	char fab[32];
 	int got;

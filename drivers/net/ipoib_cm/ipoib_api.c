@@ -69,12 +69,16 @@ rte_pmd_ipoibcm_peer_disconnect(uint16_t port_id,
 	return ret;
 }
 
+/*
+ * The API's struct is the application's ABI; inside, the settings are one
+ * struct ipoib_faults (devargs, HCA interface, fabric): converted here only.
+ */
 int
 rte_pmd_ipoibcm_faults_set(uint16_t port_id,
 			   const struct rte_pmd_ipoibcm_faults *f)
 {
 	struct ipoib_priv *priv = ipoib_priv_of_port(port_id);
-	struct ipoib_hca_faults hf = {
+	struct ipoib_faults hf = {
 		.drop_ppm = f->drop_ppm,
 		.cm_delay_ms = f->cm_delay_ms,
 		.rej_after = f->rej_after,
@@ -95,7 +99,7 @@ int
 rte_pmd_ipoibcm_faults_get(uint16_t port_id, struct rte_pmd_ipoibcm_faults *f)
 {
 	struct ipoib_priv *priv = ipoib_priv_of_port(port_id);
-	struct ipoib_hca_faults hf;
+	struct ipoib_faults hf;
 	int ret;
 
 	if (priv == NULL)

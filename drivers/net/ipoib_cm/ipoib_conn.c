@@ -268,9 +268,14 @@ ipoib_conn_send_req(struct ipoib_priv *priv, struct ipoib_conn *c)
 			       IPOIB_CM_SID_RFC) | peer->qpn,
 		.qp = c->qp,
 		.context = c,
-		/* Linux: retry_count 0, rnr_retry_count 0, 15 CM retries */
+		/*
+		 * As Linux: retry_count 0 and 15 CM retries. Unlike Linux
+		 * (rnr_retry_count 0), RNR is retried for ever: a receiver
+		 * out of buffers pushes back, the send queue fills and
+		 * tx_burst returns short; the connection never fails of it.
+		 */
 		.retry_count = 0,
-		.rnr_retry_count = IPOIB_RNR_RETRY,
+		.rnr_retry_count = IPOIB_RNR_RETRY_FOREVER,
 		.max_cm_retries = IPOIB_CM_RETRIES,
 		.responder_resources = 4,
 		.priv_len = sizeof(data),

@@ -10,7 +10,6 @@
 
 #define IPOIB_CONN_SPARE	64	/* slots for connections draining */
 #define IPOIB_DRAIN_TIMEOUT_NS	(5ULL * 1000000000ULL)
-#define IPOIB_RNR_RETRY		7	/* IBTA: retry for ever */
 #define IPOIB_CM_RETRIES	15	/* Linux: max_cm_retries */
 #define IPOIB_SAMPLE_NS		(1000000000ULL)	/* activity sampling */
 #define IPOIB_TICK_NS		(10000000ULL)	/* promotion, peer reclaim */

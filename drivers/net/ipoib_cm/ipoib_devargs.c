@@ -314,13 +314,13 @@ arg_shm_max_cqe(const char *value, struct ipoib_config *cfg)
 static int
 arg_fault_drop(const char *value, struct ipoib_config *cfg)
 {
-	return arg_u32(value, 0, 1000000, &cfg->fault_drop_ppm);
+	return arg_u32(value, 0, 1000000, &cfg->faults.drop_ppm);
 }
 
 static int
 arg_fault_cm_delay(const char *value, struct ipoib_config *cfg)
 {
-	return arg_u32(value, 0, 60000, &cfg->fault_cm_delay_ms);
+	return arg_u32(value, 0, 60000, &cfg->faults.cm_delay_ms);
 }
 
 static int
@@ -329,12 +329,12 @@ arg_fault_rej(const char *value, struct ipoib_config *cfg)
 	uint32_t n;
 
 	if (strcmp(value, "all") == 0) {
-		cfg->fault_rej_after = 0;
+		cfg->faults.rej_after = 0;
 		return 0;
 	}
 	if (arg_u32(value, 0, 65536, &n) < 0)
 		return -EINVAL;
-	cfg->fault_rej_after = (int32_t)n;
+	cfg->faults.rej_after = (int32_t)n;
 	return 0;
 }
 
@@ -359,7 +359,7 @@ arg_fault_cm_drop(const char *value, struct ipoib_config *cfg)
 			return -EINVAL;
 		mask |= 1u << i;
 	}
-	cfg->fault_cm_drop_mask = mask;
+	cfg->faults.cm_drop_mask = mask;
 	return 0;
 }
 
@@ -423,7 +423,7 @@ ipoib_config_defaults(struct ipoib_config *cfg)
 	cfg->reap_idle = IPOIB_DEFAULT_REAP_IDLE;
 	cfg->retry_min = IPOIB_DEFAULT_RETRY_MIN;
 	cfg->retry_max = IPOIB_DEFAULT_RETRY_MAX;
-	cfg->fault_rej_after = -1;
+	cfg->faults.rej_after = -1;
 }
 
 static const struct ipoib_arg *

@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ipoib_hca_types.h"
+
 #define IPOIB_ARG_TRANSPORT	"transport"
 #define IPOIB_ARG_FABRIC	"fabric"
 #define IPOIB_ARG_GUID		"guid"
@@ -75,10 +77,7 @@ struct ipoib_config {
 	uint32_t shm_max_srq_wr;
 	uint32_t shm_max_cqe;
 	/* shm: fault injection on what this port receives */
-	uint32_t fault_drop_ppm;
-	uint32_t fault_cm_delay_ms;
-	int32_t fault_rej_after;	/* -1: off */
-	uint32_t fault_cm_drop_mask;	/* 1 << CM message type */
+	struct ipoib_faults faults;
 };
 
 /* The string RTE_PMD_REGISTER_PARAM_STRING publishes. */

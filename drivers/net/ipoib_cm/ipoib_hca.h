@@ -31,20 +31,13 @@
 #include <rte_mbuf.h>
 
 #include "ipoib_devargs.h"
+#include "ipoib_hca_types.h"
 
 struct ipoib_hca;	/* one port of one transport */
 struct ipoib_hca_cq;
 struct ipoib_hca_srq;
 struct ipoib_hca_qp;
 struct ipoib_hca_ah;	/* UD address handle */
-
-#define IPOIB_GID_LEN		16
-#define IPOIB_GRH_LEN		40
-#define IPOIB_PKEY_TABLE_LEN	16
-#define IPOIB_MAX_SGE		34	/* 65524 bytes in 2 KiB segments + GRH */
-#define IPOIB_CM_PRIV_MAX	92	/* REQ private data, IBTA 12.6.5 */
-#define IPOIB_QPN_MASK		0xffffff
-#define IPOIB_MCAST_QPN		0xffffff
 
 /* Port attributes, as ibv_query_port/ibv_query_device would give them. */
 struct ipoib_port_attr {
@@ -70,12 +63,6 @@ struct ipoib_hca_mem {
 	size_t len;
 	uint32_t lkey;
 	void *priv;			/* transport's own handle */
-};
-
-struct ipoib_sge {
-	uint64_t addr;
-	uint32_t length;
-	uint32_t lkey;
 };
 
 struct ipoib_recv_wr {
@@ -116,26 +103,6 @@ struct ipoib_send_wr {
 	uint32_t remote_qkey;		/* UD only */
 };
 
-enum ipoib_wc_status {
-	IPOIB_WC_SUCCESS = 0,
-	IPOIB_WC_LOC_LEN_ERR,		/* message longer than the buffer */
-	IPOIB_WC_WR_FLUSH_ERR,		/* QP or SRQ torn down */
-	IPOIB_WC_GENERAL_ERR,
-};
-
-#define IPOIB_WC_GRH		0x1	/* buffer starts with a GRH */
-
-struct ipoib_wc {
-	uint64_t wr_id;
-	uint32_t byte_len;		/* GRH included when present */
-	uint32_t qp_num;		/* local QP that received */
-	uint32_t src_qp;
-	uint32_t qp_context;		/* ipoib_qp_init.qp_context */
-	uint16_t slid;
-	uint8_t status;			/* enum ipoib_wc_status */
-	uint8_t wc_flags;		/* IPOIB_WC_* */
-};
-
 /* Address of a destination: GID always, LID where the fabric routes on it. */
 struct ipoib_ah_attr {
 	uint8_t dgid[IPOIB_GID_LEN];
@@ -143,25 +110,9 @@ struct ipoib_ah_attr {
 	bool multicast;
 };
 
-/* Connection management, at the level of librdmacm / ib_cm events. */
-enum ipoib_cm_event_type {
-	IPOIB_CM_REQ_RCVD,	/* passive: a REQ on a listened service ID */
-	IPOIB_CM_REP_RCVD,	/* active: REP; answer with cm_rtu or cm_reject */
-	IPOIB_CM_ESTABLISHED,	/* passive: RTU received (QP in RTS) */
-	IPOIB_CM_REJ_RCVD,	/* either side: the peer rejected */
-	IPOIB_CM_TIMEOUT,	/* REQ or REP unanswered after all retries */
-	IPOIB_CM_DREQ_RCVD,	/* peer disconnects; DREP already sent */
-	IPOIB_CM_DISCONNECTED,	/* our DREQ answered, or timed out */
-};
-
-/* IBTA REJ reasons used by IPoIB. */
-#define IPOIB_REJ_NO_QP			1
-#define IPOIB_REJ_NO_RESOURCES		3
-#define IPOIB_REJ_TIMEOUT		4
-#define IPOIB_REJ_INVALID_SERVICE_ID	8
-#define IPOIB_REJ_STALE_CONN		10
-#define IPOIB_REJ_CONSUMER		28
-
+/* Connection management, at the level of librdmacm / ib_cm events
+ * (enum ipoib_cm_event_type, ipoib_hca_types.h).
+ */
 struct ipoib_cm_id;	/* one connection attempt or connection */
 
 struct ipoib_cm_event {
@@ -217,22 +168,6 @@ struct ipoib_hca_stats {
 	uint64_t cm_retries;		/* CM messages resent after timeout */
 	uint64_t link_down_drops;	/* sends dropped: the link was down */
 };
-
-/* Fault injection (tests); transports without it return -ENOTSUP. */
-struct ipoib_hca_faults {
-	uint32_t drop_ppm;		/* UD and CM messages to this port */
-	uint32_t cm_delay_ms;		/* CM messages to this port held */
-	int32_t rej_after;		/* -1 off; REJ REQs beyond N conns */
-	uint32_t cm_drop_mask;		/* bit (1 << IPOIB_CM_MSG_*): drop */
-	bool port_down;
-};
-
-#define IPOIB_CM_MSG_REQ	1
-#define IPOIB_CM_MSG_REP	2
-#define IPOIB_CM_MSG_REJ	3
-#define IPOIB_CM_MSG_RTU	4
-#define IPOIB_CM_MSG_DREQ	5
-#define IPOIB_CM_MSG_DREP	6
 
 struct ipoib_hca_ops {
 	const char *name;
@@ -328,8 +263,8 @@ struct ipoib_hca_ops {
 	int (*addr_resolve)(struct ipoib_hca *hca, const uint8_t *mac,
 			    uint8_t *hwaddr);
 	int (*faults_set)(struct ipoib_hca *hca,
-			  const struct ipoib_hca_faults *fl);
-	int (*faults_get)(struct ipoib_hca *hca, struct ipoib_hca_faults *fl);
+			  const struct ipoib_faults *fl);
+	int (*faults_get)(struct ipoib_hca *hca, struct ipoib_faults *fl);
 };
 
 extern const struct ipoib_hca_ops ipoib_hca_shm_ops;

@@ -50,12 +50,6 @@ ipoib_shm_open(const struct ipoib_config *cfg, const char *dev_name,
 		.max_srq_wr = cfg->shm_max_srq_wr,
 		.max_cqe = cfg->shm_max_cqe,
 	};
-	struct shm_faults fl = {
-		.drop_ppm = cfg->fault_drop_ppm,
-		.cm_delay_ms = cfg->fault_cm_delay_ms,
-		.rej_after = cfg->fault_rej_after,
-		.cm_drop_mask = cfg->fault_cm_drop_mask,
-	};
 	struct shm_port_info info;
 	struct ipoib_hca *hca;
 	int ret;
@@ -77,7 +71,7 @@ ipoib_shm_open(const struct ipoib_config *cfg, const char *dev_name,
 		if (ret < 0)
 			goto fail_port;
 	}
-	shm_port_set_faults(hca->port, &fl);
+	shm_port_set_faults(hca->port, &cfg->faults);
 	shm_port_query(hca->port, &info);
 	snprintf(hca->name, sizeof(hca->name), "shm:%s/%u", cfg->fabric,
 		 info.index);
@@ -118,7 +112,7 @@ ipoib_shm_query_port(struct ipoib_hca *hca, struct ipoib_port_attr *attr)
 	attr->max_qp_wr = info.max_qp_wr;
 	attr->max_srq_wr = info.max_srq_wr;
 	attr->max_cqe = info.max_cqe;
-	attr->max_sge = SHM_MAX_SGE;
+	attr->max_sge = IPOIB_MAX_SGE;
 	attr->link_speed = RTE_ETH_SPEED_NUM_100G;
 	attr->name = hca->name;
 	return 0;
@@ -163,22 +157,11 @@ ipoib_shm_cq_destroy(struct ipoib_hca_cq *cq)
 	return shm_cq_destroy(TO_SHM(cq, cq));
 }
 
-/* The fabric's completions are laid out as the interface's: no copy. */
+/* The fabric completes with the interface's struct ipoib_wc: no copy. */
 static uint16_t
 ipoib_shm_poll_cq(struct ipoib_hca_cq *cq, struct ipoib_wc *wc, uint16_t n)
 {
-	RTE_BUILD_BUG_ON(sizeof(struct ipoib_wc) != sizeof(struct shm_wc));
-	RTE_BUILD_BUG_ON(offsetof(struct ipoib_wc, qp_context) !=
-			 offsetof(struct shm_wc, qp_context));
-	RTE_BUILD_BUG_ON(offsetof(struct ipoib_wc, slid) !=
-			 offsetof(struct shm_wc, slid));
-	RTE_BUILD_BUG_ON(offsetof(struct ipoib_wc, wc_flags) !=
-			 offsetof(struct shm_wc, wc_flags));
-	RTE_BUILD_BUG_ON(IPOIB_WC_GRH != SHM_WC_GRH);
-	RTE_BUILD_BUG_ON((int)IPOIB_WC_WR_FLUSH_ERR !=
-			 (int)SHM_WC_WR_FLUSH_ERR);
-	RTE_BUILD_BUG_ON((int)IPOIB_WC_LOC_LEN_ERR != (int)SHM_WC_LOC_LEN_ERR);
-	return shm_cq_poll(TO_SHM(cq, cq), (struct shm_wc *)(void *)wc, n);
+	return shm_cq_poll(TO_SHM(cq, cq), wc, n);
 }
 
 static uint32_t
@@ -212,11 +195,10 @@ static uint16_t
 ipoib_shm_rq_post(struct shm_rq *rq, const struct ipoib_recv_wr *wr,
 		  uint16_t n)
 {
-	const struct shm_sge *sgl[64];
+	const struct ipoib_sge *sgl[64];
 	uint64_t wr_id[64];
 	uint16_t nsge[64], i, done = 0;
 
-	RTE_BUILD_BUG_ON(sizeof(struct shm_sge) != sizeof(struct ipoib_sge));
 	while (done < n) {
 		uint16_t k = RTE_MIN((uint16_t)(n - done),
 				     (uint16_t)RTE_DIM(sgl));
@@ -225,7 +207,7 @@ ipoib_shm_rq_post(struct shm_rq *rq, const struct ipoib_recv_wr *wr,
 		for (i = 0; i < k; i++) {
 			wr_id[i] = wr[done + i].wr_id;
 			nsge[i] = wr[done + i].num_sge;
-			sgl[i] = (const struct shm_sge *)wr[done + i].sg_list;
+			sgl[i] = wr[done + i].sg_list;
 		}
 		posted = shm_rq_post(rq, wr_id, sgl, nsge, k);
 		done += posted;
@@ -299,7 +281,7 @@ ipoib_shm_post_send(struct ipoib_hca_qp *hqp, const struct ipoib_send_wr *wr,
 		    uint16_t n)
 {
 	struct shm_qp *qp = TO_SHM(qp, hqp);
-	struct iovec iov[32][SHM_MAX_SGE];
+	struct iovec iov[32][IPOIB_MAX_SGE];
 	struct shm_send sw[32];
 	struct rte_mbuf *sent[32];
 	uint16_t done = 0;
@@ -312,7 +294,7 @@ ipoib_shm_post_send(struct ipoib_hca_qp *hqp, const struct ipoib_send_wr *wr,
 			struct rte_mbuf *m = wr[done + i].m;
 			uint16_t s = 0;
 
-			for (; m != NULL && s < SHM_MAX_SGE; m = m->next, s++) {
+			for (; m != NULL && s < IPOIB_MAX_SGE; m = m->next, s++) {
 				iov[i][s].iov_base = rte_pktmbuf_mtod(m,
 								      void *);
 				iov[i][s].iov_len = m->data_len;
@@ -434,8 +416,7 @@ ipoib_shm_cm_poll(struct ipoib_hca *hca, struct ipoib_cm_event *ev, int n)
 
 	k = shm_cm_poll(hca->port, sev, RTE_MIN(n, (int)RTE_DIM(sev)));
 	for (i = 0; i < k; i++) {
-		RTE_BUILD_BUG_ON(SHM_CM_PRIV_MAX != IPOIB_CM_PRIV_MAX);
-		ev[i].type = (enum ipoib_cm_event_type)sev[i].type;
+		ev[i].type = sev[i].type;
 		ev[i].id = (struct ipoib_cm_id *)(void *)sev[i].id;
 		ev[i].context = sev[i].context;
 		ev[i].service_id = sev[i].service_id;
@@ -518,34 +499,16 @@ ipoib_shm_addr_resolve(struct ipoib_hca *hca, const uint8_t *mac,
 }
 
 static int
-ipoib_shm_faults_set(struct ipoib_hca *hca, const struct ipoib_hca_faults *fl)
+ipoib_shm_faults_set(struct ipoib_hca *hca, const struct ipoib_faults *fl)
 {
-	struct shm_faults s = {
-		.drop_ppm = fl->drop_ppm,
-		.cm_delay_ms = fl->cm_delay_ms,
-		.rej_after = fl->rej_after,
-		.cm_drop_mask = fl->cm_drop_mask,
-	};
-
-	RTE_BUILD_BUG_ON(IPOIB_CM_MSG_REQ != SHM_CM_MSG_REQ);
-	RTE_BUILD_BUG_ON(IPOIB_CM_MSG_DREP != SHM_CM_MSG_DREP);
-	shm_port_set_faults(hca->port, &s);
-	return shm_port_set_state(hca->port, !fl->port_down);
+	shm_port_set_faults(hca->port, fl);
+	return 0;
 }
 
 static int
-ipoib_shm_faults_get(struct ipoib_hca *hca, struct ipoib_hca_faults *fl)
+ipoib_shm_faults_get(struct ipoib_hca *hca, struct ipoib_faults *fl)
 {
-	struct shm_port_info info;
-	struct shm_faults s;
-
-	shm_port_get_faults(hca->port, &s);
-	shm_port_query(hca->port, &info);
-	fl->drop_ppm = s.drop_ppm;
-	fl->cm_delay_ms = s.cm_delay_ms;
-	fl->rej_after = s.rej_after;
-	fl->cm_drop_mask = s.cm_drop_mask;
-	fl->port_down = !info.active;
+	shm_port_get_faults(hca->port, fl);
 	return 0;
 }
 

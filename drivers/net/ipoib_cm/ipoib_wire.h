@@ -20,23 +20,9 @@
 #include <rte_byteorder.h>
 #include <rte_common.h>
 
-/* Shared with ipoib_hca.h / ipoib_cm.h: same values, defined once. */
-#ifndef IPOIB_GID_LEN
-#define IPOIB_GID_LEN		16
-#endif
-#ifndef IPOIB_GRH_LEN
-#define IPOIB_GRH_LEN		40
-#endif
-#ifndef IPOIB_MCAST_QPN
-#define IPOIB_MCAST_QPN		0xffffff	/* IBTA: multicast QPN */
-#endif
-#ifndef IPOIB_QPN_MASK
-#define IPOIB_QPN_MASK		0xffffff
-#endif
-#ifndef IPOIB_CM_MTU
-#define IPOIB_CM_MTU		65520	/* RFC 4755 connected-mode MTU */
-#endif
+#include "ipoib_hca_types.h"	/* GID, GRH, QPN sizes */
 
+#define IPOIB_CM_MTU		65520	/* RFC 4755 connected-mode MTU */
 #define IPOIB_HDR_LEN		4	/* RFC 4391 s6: EtherType + reserved */
 #define IPOIB_HWADDR_LEN	20	/* RFC 4391 s9.1.1 */
 #define IPOIB_ARP_LEN		56	/* ARP with 20-byte hardware addresses */

@@ -125,7 +125,7 @@ shm_capture_tx(struct shm_port *p, const struct shm_send *wr, uint32_t dqpn,
 	pseudo[21] = (uint8_t)(dqpn >> 16);
 	pseudo[22] = (uint8_t)(dqpn >> 8);
 	pseudo[23] = (uint8_t)dqpn;
-	memcpy(&pseudo[24], dgid, SHM_GID_LEN);
+	memcpy(&pseudo[24], dgid, IPOIB_GID_LEN);
 	pthread_mutex_lock(&p->cap_lock);
 	if (p->cap == NULL)
 		goto out;
@@ -144,7 +144,7 @@ out:
 
 /* A received message: the pseudo-header is the GRH with the source QPN. */
 void
-shm_capture_rx(struct shm_port *p, const struct shm_wc *wc,
+shm_capture_rx(struct shm_port *p, const struct ipoib_wc *wc,
 	       const struct shm_rdesc *d)
 {
 	struct shm_fabric *f = p->f;
@@ -152,19 +152,19 @@ shm_capture_rx(struct shm_port *p, const struct shm_wc *wc,
 	uint32_t skip = 0, len = wc->byte_len, s;
 	const uint8_t *sgid = NULL;
 
-	if (wc->wc_flags & SHM_WC_GRH) {
-		if (len < SHM_GRH_LEN || d->sge[0].len < SHM_GRH_LEN)
+	if (wc->wc_flags & IPOIB_WC_GRH) {
+		if (len < IPOIB_GRH_LEN || d->sge[0].len < IPOIB_GRH_LEN)
 			return;
 		memcpy(pseudo, shm_arena_ptr(f, f->proc, d->sge[0].off),
-		       SHM_GRH_LEN);
-		skip = SHM_GRH_LEN;
-		len -= SHM_GRH_LEN;
+		       IPOIB_GRH_LEN);
+		skip = IPOIB_GRH_LEN;
+		len -= IPOIB_GRH_LEN;
 	} else {
 		if (wc->slid >= 1 && wc->slid <= SHM_MAX_PORTS)
 			sgid = p->f->hdr->ports[wc->slid - 1].gid;
 		if (sgid != NULL)
-			memcpy(&pseudo[8], sgid, SHM_GID_LEN);
-		memcpy(&pseudo[24], p->ent->gid, SHM_GID_LEN);
+			memcpy(&pseudo[8], sgid, IPOIB_GID_LEN);
+		memcpy(&pseudo[24], p->ent->gid, IPOIB_GID_LEN);
 	}
 	pseudo[0] = 0x60;
 	pseudo[1] = pseudo[2] = pseudo[3] = 0;

@@ -39,7 +39,7 @@ struct shm_cm_id {
 	uint32_t remote_qpn;
 	uint16_t remote_lid;
 	uint16_t pkey;
-	uint8_t remote_gid[SHM_GID_LEN];
+	uint8_t remote_gid[IPOIB_GID_LEN];
 	uint64_t service_id;
 	void *context;
 	struct shm_qp *qp;
@@ -162,7 +162,7 @@ shm_cm_post(struct shm_port *p, uint32_t dst, struct shm_cm_msg *msg)
 					      __ATOMIC_ACQUIRE));
 	msg->src_port = p->index;
 	msg->src_lid = p->ent->lid;
-	memcpy(msg->src_gid, p->ent->gid, SHM_GID_LEN);
+	memcpy(msg->src_gid, p->ent->gid, IPOIB_GID_LEN);
 	msg->deliver_ns = ipoib_now_ns() +
 		shm_load(&dp->fault_cm_delay_ms) * 1000000ULL;
 	slot = &ring->msg[t % SHM_CM_RING];
@@ -201,7 +201,7 @@ shm_cm_reply(struct shm_port *p, const struct shm_cm_msg *in, uint8_t type,
 }
 
 static void
-shm_cm_event_fill(struct shm_cm_event *ev, enum shm_cm_event_type type,
+shm_cm_event_fill(struct shm_cm_event *ev, enum ipoib_cm_event_type type,
 		  struct shm_cm_id *id)
 {
 	memset(ev, 0, sizeof(*ev));
@@ -210,7 +210,7 @@ shm_cm_event_fill(struct shm_cm_event *ev, enum shm_cm_event_type type,
 	ev->port = id->port;
 	ev->context = id->context;
 	ev->service_id = id->service_id;
-	memcpy(ev->remote_gid, id->remote_gid, SHM_GID_LEN);
+	memcpy(ev->remote_gid, id->remote_gid, IPOIB_GID_LEN);
 	ev->remote_lid = id->remote_lid;
 	ev->remote_qpn = id->remote_qpn;
 	ev->pkey = id->pkey;
@@ -272,30 +272,31 @@ shm_cm_rx_req(struct shm_port *p, const struct shm_cm_msg *m,
 		return false;
 	}
 	if (!shm_cm_listening(p, m->service_id)) {
-		shm_cm_reply(p, m, SHM_CM_MSG_REJ, 8);	/* invalid SID */
+		shm_cm_reply(p, m, IPOIB_CM_MSG_REJ,
+			     IPOIB_REJ_INVALID_SERVICE_ID);
 		return false;
 	}
 	if (!shm_cm_pkey_ok(p, m->pkey) ||
 	    (rej_after >= 0 &&
 	     shm_load(&p->ent->nr_rc_conn) >= (uint32_t)rej_after)) {
-		shm_cm_reply(p, m, SHM_CM_MSG_REJ, 3);	/* no resources */
+		shm_cm_reply(p, m, IPOIB_CM_MSG_REJ, IPOIB_REJ_NO_RESOURCES);
 		return false;
 	}
 	id = shm_cm_id_new(p, SHM_CMS_REQ_RCVD);
 	if (id == NULL) {
-		shm_cm_reply(p, m, SHM_CM_MSG_REJ, 3);
+		shm_cm_reply(p, m, IPOIB_CM_MSG_REJ, IPOIB_REJ_NO_RESOURCES);
 		return false;
 	}
 	id->remote_id = m->local_id;
 	id->remote_port = m->src_port;
 	id->remote_qpn = m->qpn;
 	id->remote_lid = m->src_lid;
-	memcpy(id->remote_gid, m->src_gid, SHM_GID_LEN);
+	memcpy(id->remote_gid, m->src_gid, IPOIB_GID_LEN);
 	id->pkey = m->pkey;
 	id->service_id = m->service_id;
 	id->rnr_retry = m->rnr_retry;
 	id->max_retries = m->max_cm_retries;
-	shm_cm_event_fill(ev, SHM_CM_REQ_RCVD, id);
+	shm_cm_event_fill(ev, IPOIB_CM_REQ_RCVD, id);
 	shm_cm_event_priv(ev, m);
 	return true;
 }
@@ -308,12 +309,12 @@ shm_cm_rx_reply(struct shm_port *p, const struct shm_cm_msg *m,
 	struct shm_cm_id *id = shm_cm_find_local(p, m->remote_id);
 
 	if (id == NULL) {
-		if (m->type == SHM_CM_MSG_DREQ)
-			shm_cm_reply(p, m, SHM_CM_MSG_DREP, 0);
+		if (m->type == IPOIB_CM_MSG_DREQ)
+			shm_cm_reply(p, m, IPOIB_CM_MSG_DREP, 0);
 		return false;
 	}
 	switch (m->type) {
-	case SHM_CM_MSG_REP:
+	case IPOIB_CM_MSG_REP:
 		if (id->state == SHM_CMS_ESTABLISHED) {	/* RTU lost */
 			shm_cm_post(p, id->remote_port, &id->last);
 			return false;
@@ -324,44 +325,44 @@ shm_cm_rx_reply(struct shm_port *p, const struct shm_cm_msg *m,
 		id->deadline_ns = 0;
 		id->remote_id = m->local_id;
 		id->remote_qpn = m->qpn;
-		shm_cm_event_fill(ev, SHM_CM_REP_RCVD, id);
+		shm_cm_event_fill(ev, IPOIB_CM_REP_RCVD, id);
 		shm_cm_event_priv(ev, m);
 		return true;
-	case SHM_CM_MSG_RTU:
+	case IPOIB_CM_MSG_RTU:
 		if (id->state != SHM_CMS_REP_SENT ||
 		    shm_qp_connect(id->qp, id->remote_qpn, id->rnr_retry,
 				   SHM_QPS_RTS) < 0)
 			return false;
 		id->state = SHM_CMS_ESTABLISHED;
 		id->deadline_ns = 0;
-		shm_cm_event_fill(ev, SHM_CM_ESTABLISHED, id);
+		shm_cm_event_fill(ev, IPOIB_CM_ESTABLISHED, id);
 		return true;
-	case SHM_CM_MSG_REJ:
+	case IPOIB_CM_MSG_REJ:
 		if (id->state != SHM_CMS_REQ_SENT &&
 		    id->state != SHM_CMS_REP_SENT &&
 		    id->state != SHM_CMS_REP_RCVD)
 			return false;
 		id->state = SHM_CMS_DONE;
 		id->deadline_ns = 0;
-		shm_cm_event_fill(ev, SHM_CM_REJ_RCVD, id);
+		shm_cm_event_fill(ev, IPOIB_CM_REJ_RCVD, id);
 		shm_cm_event_priv(ev, m);
 		return true;
-	case SHM_CM_MSG_DREQ:
-		shm_cm_reply(p, m, SHM_CM_MSG_DREP, 0);
+	case IPOIB_CM_MSG_DREQ:
+		shm_cm_reply(p, m, IPOIB_CM_MSG_DREP, 0);
 		if (id->state != SHM_CMS_ESTABLISHED &&
 		    id->state != SHM_CMS_REP_SENT &&
 		    id->state != SHM_CMS_DREQ_SENT)
 			return false;
 		id->state = SHM_CMS_DONE;
 		id->deadline_ns = 0;
-		shm_cm_event_fill(ev, SHM_CM_DREQ_RCVD, id);
+		shm_cm_event_fill(ev, IPOIB_CM_DREQ_RCVD, id);
 		return true;
-	case SHM_CM_MSG_DREP:
+	case IPOIB_CM_MSG_DREP:
 		if (id->state != SHM_CMS_DREQ_SENT)
 			return false;
 		id->state = SHM_CMS_DONE;
 		id->deadline_ns = 0;
-		shm_cm_event_fill(ev, SHM_CM_DISCONNECTED, id);
+		shm_cm_event_fill(ev, IPOIB_CM_DISCONNECTED, id);
 		return true;
 	default:
 		return false;
@@ -373,12 +374,12 @@ static bool
 shm_cm_rx(struct shm_port *p, const struct shm_cm_msg *m,
 	  struct shm_cm_event *ev)
 {
-	if (m->type < SHM_CM_MSG_REQ || m->type > SHM_CM_MSG_DREP ||
-	    m->priv_len > SHM_CM_PRIV_MAX || m->src_port >= SHM_MAX_PORTS) {
+	if (m->type < IPOIB_CM_MSG_REQ || m->type > IPOIB_CM_MSG_DREP ||
+	    m->priv_len > IPOIB_CM_PRIV_MAX || m->src_port >= SHM_MAX_PORTS) {
 		shm_add(&p->ent->cnt_cm_drops, 1);
 		return false;
 	}
-	if (m->type == SHM_CM_MSG_REQ)
+	if (m->type == IPOIB_CM_MSG_REQ)
 		return shm_cm_rx_req(p, m, ev);
 	return shm_cm_rx_reply(p, m, ev);
 }
@@ -420,17 +421,17 @@ shm_cm_timeout(struct shm_cm_id *id, uint64_t now, struct shm_cm_event *ev)
 	id->deadline_ns = 0;
 	if (shm_cm_comm_est(id)) {
 		id->state = SHM_CMS_ESTABLISHED;
-		shm_cm_event_fill(ev, SHM_CM_ESTABLISHED, id);
+		shm_cm_event_fill(ev, IPOIB_CM_ESTABLISHED, id);
 		return true;
 	}
 	if (id->state == SHM_CMS_DREQ_SENT) {
 		id->state = SHM_CMS_DONE;
-		shm_cm_event_fill(ev, SHM_CM_DISCONNECTED, id);
+		shm_cm_event_fill(ev, IPOIB_CM_DISCONNECTED, id);
 		return true;
 	}
 	id->state = SHM_CMS_DONE;
-	shm_cm_event_fill(ev, SHM_CM_TIMEOUT, id);
-	ev->reason = 4;		/* IBTA: timeout */
+	shm_cm_event_fill(ev, IPOIB_CM_TIMEOUT, id);
+	ev->reason = IPOIB_REJ_TIMEOUT;
 	return true;
 }
 
@@ -521,14 +522,14 @@ shm_cm_connect(struct shm_port *p, const struct shm_cm_req *req,
 	if (dst < 0)
 		return -EHOSTUNREACH;
 	if (req->qp == NULL || req->qp->type != SHM_QPT_RC ||
-	    req->priv_len > SHM_CM_PRIV_MAX ||
+	    req->priv_len > IPOIB_CM_PRIV_MAX ||
 	    (req->priv == NULL && req->priv_len != 0))
 		return -EINVAL;
 	id = shm_cm_id_new(p, SHM_CMS_REQ_SENT);
 	if (id == NULL)
 		return -ENOMEM;
 	id->remote_port = (uint32_t)dst;
-	memcpy(id->remote_gid, req->dgid, SHM_GID_LEN);
+	memcpy(id->remote_gid, req->dgid, IPOIB_GID_LEN);
 	id->remote_lid = p->f->hdr->ports[dst].lid;
 	id->service_id = req->service_id;
 	id->context = req->context;
@@ -545,7 +546,7 @@ shm_cm_connect(struct shm_port *p, const struct shm_cm_req *req,
 	id->last.resp_res = req->responder_resources;
 	id->last.max_cm_retries = req->max_cm_retries;
 	shm_cm_priv_set(&id->last, req->priv, req->priv_len);
-	shm_cm_send(id, SHM_CM_MSG_REQ, true);
+	shm_cm_send(id, IPOIB_CM_MSG_REQ, true);
 	*idp = id;
 	return 0;
 }
@@ -557,7 +558,7 @@ shm_cm_accept(struct shm_cm_id *id, struct shm_qp *qp, void *context,
 	int ret;
 
 	if (id->state != SHM_CMS_REQ_RCVD || qp->type != SHM_QPT_RC ||
-	    priv_len > SHM_CM_PRIV_MAX || (priv == NULL && priv_len != 0))
+	    priv_len > IPOIB_CM_PRIV_MAX || (priv == NULL && priv_len != 0))
 		return -EINVAL;
 	ret = shm_qp_connect(qp, id->remote_qpn, id->rnr_retry, SHM_QPS_RTR);
 	if (ret < 0)
@@ -570,7 +571,7 @@ shm_cm_accept(struct shm_cm_id *id, struct shm_qp *qp, void *context,
 	id->last.pkey = id->pkey;
 	shm_cm_priv_set(&id->last, priv, priv_len);
 	id->state = SHM_CMS_REP_SENT;
-	shm_cm_send(id, SHM_CM_MSG_REP, true);
+	shm_cm_send(id, IPOIB_CM_MSG_REP, true);
 	return 0;
 }
 
@@ -587,7 +588,7 @@ shm_cm_rtu(struct shm_cm_id *id)
 		return ret;
 	memset(&id->last, 0, sizeof(id->last));
 	id->state = SHM_CMS_ESTABLISHED;
-	shm_cm_send(id, SHM_CM_MSG_RTU, false);
+	shm_cm_send(id, IPOIB_CM_MSG_RTU, false);
 	return 0;
 }
 
@@ -596,13 +597,13 @@ shm_cm_reject(struct shm_cm_id *id, uint16_t reason, const uint8_t *priv,
 	      uint8_t priv_len)
 {
 	if ((id->state != SHM_CMS_REQ_RCVD && id->state != SHM_CMS_REP_RCVD) ||
-	    priv_len > SHM_CM_PRIV_MAX || (priv == NULL && priv_len != 0))
+	    priv_len > IPOIB_CM_PRIV_MAX || (priv == NULL && priv_len != 0))
 		return -EINVAL;
 	memset(&id->last, 0, sizeof(id->last));
 	id->last.reason = reason;
 	shm_cm_priv_set(&id->last, priv, priv_len);
 	id->state = SHM_CMS_DONE;
-	shm_cm_send(id, SHM_CM_MSG_REJ, false);
+	shm_cm_send(id, IPOIB_CM_MSG_REJ, false);
 	return 0;
 }
 
@@ -615,7 +616,7 @@ shm_cm_disconnect(struct shm_cm_id *id)
 	id->state = SHM_CMS_DREQ_SENT;
 	if (id->max_retries == 0)
 		id->max_retries = 3;
-	shm_cm_send(id, SHM_CM_MSG_DREQ, true);
+	shm_cm_send(id, IPOIB_CM_MSG_DREQ, true);
 	return 0;
 }
 

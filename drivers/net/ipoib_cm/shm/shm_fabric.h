@@ -19,7 +19,9 @@
  * path. Directory changes take the fabric's robust process-shared mutex.
  *
  * This library does not depend on EAL: the driver and the peer emulator
- * both use it. All functions return 0 or a negative errno unless said.
+ * both use it. It speaks the HCA types of ipoib_hca_types.h (GIDs,
+ * scatter lists, completions, CM events, faults) as the driver does. All
+ * functions return 0 or a negative errno unless said.
  */
 
 #include <stdbool.h>
@@ -27,13 +29,9 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "ipoib_hca_types.h"
+
 #define SHM_FABRIC_NAME_MAX	31
-#define SHM_GID_LEN		16
-#define SHM_GRH_LEN		40
-#define SHM_PKEY_TABLE_LEN	16
-#define SHM_MAX_SGE		34
-#define SHM_CM_PRIV_MAX		92
-#define SHM_MCAST_QPN		0xffffff
 
 /* Fabric-wide limits (compile time; the directory is sized by them). */
 #define SHM_MAX_PROCS		64
@@ -66,7 +64,7 @@ struct shm_port_conf {
 	const char *name;		/* for the derivation and the logs */
 	uint16_t ib_mtu;
 	uint16_t npkeys;
-	uint16_t pkeys[SHM_PKEY_TABLE_LEN];
+	uint16_t pkeys[IPOIB_PKEY_TABLE_LEN];
 	uint32_t max_qp;		/* 0: default */
 	uint32_t max_srq_wr;
 	uint32_t max_cqe;
@@ -74,26 +72,20 @@ struct shm_port_conf {
 
 struct shm_port_info {
 	uint64_t guid;
-	uint8_t gid[SHM_GID_LEN];
+	uint8_t gid[IPOIB_GID_LEN];
 	uint16_t lid;
 	uint16_t ib_mtu;
 	bool active;
 	uint32_t index;			/* port index in the fabric */
 	uint32_t max_qp, max_qp_wr, max_srq_wr, max_cqe;
 	uint16_t npkeys;
-	uint16_t pkeys[SHM_PKEY_TABLE_LEN];
+	uint16_t pkeys[IPOIB_PKEY_TABLE_LEN];
 };
 
 /* Memory posted buffers may live in: part of this process's arena. */
 struct shm_mem {
 	void *addr;
 	size_t len;
-	uint32_t lkey;
-};
-
-struct shm_sge {
-	uint64_t addr;			/* virtual address in this process */
-	uint32_t length;
 	uint32_t lkey;
 };
 
@@ -108,26 +100,6 @@ enum shm_qp_state {
 	SHM_QPS_RTR,
 	SHM_QPS_RTS,
 	SHM_QPS_ERR,
-};
-
-enum shm_wc_status {
-	SHM_WC_SUCCESS = 0,
-	SHM_WC_LOC_LEN_ERR,
-	SHM_WC_WR_FLUSH_ERR,
-	SHM_WC_GENERAL_ERR,
-};
-
-#define SHM_WC_GRH	0x1
-
-struct shm_wc {
-	uint64_t wr_id;
-	uint32_t byte_len;
-	uint32_t qp_num;
-	uint32_t src_qp;
-	uint32_t qp_context;
-	uint16_t slid;
-	uint8_t status;
-	uint8_t wc_flags;
 };
 
 struct shm_qp_conf {
@@ -145,7 +117,7 @@ struct shm_qp_conf {
 struct shm_ah {
 	uint32_t port;			/* destination port index */
 	uint16_t dlid;
-	uint8_t dgid[SHM_GID_LEN];
+	uint8_t dgid[IPOIB_GID_LEN];
 	bool multicast;			/* dgid is an MGID */
 };
 
@@ -195,7 +167,7 @@ void shm_mem_free(struct shm_fabric *f, struct shm_mem *mem);
 /* Completion queues: many producers (senders), one consumer. */
 struct shm_cq *shm_cq_create(struct shm_port *p, uint32_t cqe);
 int shm_cq_destroy(struct shm_cq *cq);
-uint16_t shm_cq_poll(struct shm_cq *cq, struct shm_wc *wc, uint16_t n);
+uint16_t shm_cq_poll(struct shm_cq *cq, struct ipoib_wc *wc, uint16_t n);
 /* Completions waiting on cq (control path: a poller makes it shrink). */
 uint32_t shm_cq_count(const struct shm_cq *cq);
 
@@ -208,7 +180,7 @@ uint32_t shm_rq_posted(const struct shm_rq *rq);
 
 /* Post n receive WRs (wr_id + scatter list); returns how many. */
 uint16_t shm_rq_post(struct shm_rq *rq, const uint64_t *wr_id,
-		     const struct shm_sge *const *sgl, const uint16_t *nsge,
+		     const struct ipoib_sge *const *sgl, const uint16_t *nsge,
 		     uint16_t n);
 
 struct shm_qp *shm_qp_create(struct shm_port *p,
@@ -232,30 +204,23 @@ uint16_t shm_qp_post_send(struct shm_qp *qp, const struct shm_send *wr,
 int shm_mcast_attach(struct shm_qp *qp, const uint8_t *mgid);
 int shm_mcast_detach(struct shm_qp *qp, const uint8_t *mgid);
 
-/* Connection management: real messages with timeouts and retries. */
-enum shm_cm_event_type {
-	SHM_CM_REQ_RCVD,
-	SHM_CM_REP_RCVD,
-	SHM_CM_ESTABLISHED,
-	SHM_CM_REJ_RCVD,
-	SHM_CM_TIMEOUT,
-	SHM_CM_DREQ_RCVD,
-	SHM_CM_DISCONNECTED,
-};
-
+/*
+ * Connection management: real messages with timeouts and retries; events
+ * of the types of ipoib_hca_types.h.
+ */
 struct shm_cm_event {
-	enum shm_cm_event_type type;
+	enum ipoib_cm_event_type type;
 	struct shm_cm_id *id;
 	struct shm_port *port;
 	void *context;
 	uint64_t service_id;
-	uint8_t remote_gid[SHM_GID_LEN];
+	uint8_t remote_gid[IPOIB_GID_LEN];
 	uint16_t remote_lid;
 	uint32_t remote_qpn;
 	uint16_t pkey;
 	uint16_t reason;
 	uint8_t priv_len;
-	uint8_t priv[SHM_CM_PRIV_MAX];
+	uint8_t priv[IPOIB_CM_PRIV_MAX];
 };
 
 struct shm_cm_req {
@@ -264,7 +229,7 @@ struct shm_cm_req {
 	struct shm_qp *qp;		/* RC, INIT */
 	void *context;
 	uint8_t retry_count;
-	uint8_t rnr_retry_count;	/* 7: retry for ever */
+	uint8_t rnr_retry_count;	/* IPOIB_RNR_RETRY_FOREVER: for ever */
 	uint8_t max_cm_retries;
 	uint8_t responder_resources;
 	uint8_t priv_len;
@@ -329,23 +294,13 @@ struct shm_port_counters {
 
 void shm_port_counters(const struct shm_port *p, struct shm_port_counters *c);
 
-/* Fault injection, set on the receiving port. */
-struct shm_faults {
-	uint32_t drop_ppm;		/* UD messages and CM messages */
-	uint32_t cm_delay_ms;		/* CM messages held this long */
-	int32_t rej_after;		/* -1: off; N: REJ REQs beyond N conns */
-	uint32_t cm_drop_mask;		/* bit per CM message type: drop all */
-};
-
-#define SHM_CM_MSG_REQ		1
-#define SHM_CM_MSG_REP		2
-#define SHM_CM_MSG_REJ		3
-#define SHM_CM_MSG_RTU		4
-#define SHM_CM_MSG_DREQ		5
-#define SHM_CM_MSG_DREP		6
-
-void shm_port_set_faults(struct shm_port *p, const struct shm_faults *fl);
-void shm_port_get_faults(const struct shm_port *p, struct shm_faults *fl);
+/*
+ * Fault injection on what port p receives (struct ipoib_faults): messages
+ * dropped or delayed, REQs refused; port_down takes the link down, as
+ * shm_port_set_state() does.
+ */
+void shm_port_set_faults(struct shm_port *p, const struct ipoib_faults *fl);
+void shm_port_get_faults(const struct shm_port *p, struct ipoib_faults *fl);
 
 /* Capture tap: pcap (LINKTYPE_IPOIB) of everything the port sends and
  * receives; NULL path closes it.

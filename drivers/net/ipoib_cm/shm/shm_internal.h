@@ -92,9 +92,9 @@ struct shm_port_ent {
 	uint16_t lid;
 	uint16_t ib_mtu;
 	uint64_t guid;
-	uint8_t gid[SHM_GID_LEN];
+	uint8_t gid[IPOIB_GID_LEN];
 	uint16_t npkeys;
-	uint16_t pkeys[SHM_PKEY_TABLE_LEN];
+	uint16_t pkeys[IPOIB_PKEY_TABLE_LEN];
 	uint32_t max_qp, max_qp_wr, max_srq_wr, max_cqe;
 	uint32_t nr_qp;
 	uint32_t nr_rc_conn;	/* RC QPs in RTR/RTS: rej_after counts them */
@@ -139,7 +139,7 @@ struct shm_qp_ent {
 } SHM_ALIGNED;
 
 struct shm_mcg_ent {
-	uint8_t mgid[SHM_GID_LEN];
+	uint8_t mgid[IPOIB_GID_LEN];
 	uint32_t nr_members;	/* 0: free */
 	uint32_t members[SHM_MCG_MAX_MEMBERS];	/* QPNs */
 };
@@ -246,8 +246,8 @@ struct shm_cm_msg {
 	uint8_t retry_count;
 	uint8_t resp_res;
 	uint8_t max_cm_retries;
-	uint8_t src_gid[SHM_GID_LEN];
-	uint8_t priv[SHM_CM_PRIV_MAX];
+	uint8_t src_gid[IPOIB_GID_LEN];
+	uint8_t priv[IPOIB_CM_PRIV_MAX];
 } SHM_ALIGNED;
 
 struct shm_cm_ring {
@@ -368,7 +368,7 @@ struct shm_qp {
 	uint32_t peer_qpn;
 	uint64_t rnr_since;	/* first refused send of a streak, ns */
 	uint64_t gone_since;	/* peer first seen gone by the watch, ns */
-	uint8_t rnr_retry;	/* 7: for ever */
+	uint8_t rnr_retry;	/* IPOIB_RNR_RETRY_FOREVER: for ever */
 	bool reported_err;	/* QP_FATAL raised */
 	uint32_t mcgs;		/* groups attached */
 };
@@ -495,7 +495,7 @@ int shm_qp_connect(struct shm_qp *qp, uint32_t remote_qpn, uint8_t rnr_retry,
 
 void shm_capture_tx(struct shm_port *p, const struct shm_send *wr,
 		    uint32_t dqpn, const uint8_t *dgid, uint32_t len);
-void shm_capture_rx(struct shm_port *p, const struct shm_wc *wc,
+void shm_capture_rx(struct shm_port *p, const struct ipoib_wc *wc,
 		    const struct shm_rdesc *d);
 void shm_capture_close(struct shm_port *p);
 

@@ -53,7 +53,7 @@ shm_port_find_gid_locked(struct shm_fabric *f, const uint8_t *gid)
 
 		/* state changes (down, up) without the lock */
 		if (shm_load(&pt->state) != SHM_PORT_FREE &&
-		    memcmp(pt->gid, gid, SHM_GID_LEN) == 0)
+		    memcmp(pt->gid, gid, IPOIB_GID_LEN) == 0)
 			return (int)i;
 	}
 	return -ENOENT;
@@ -82,7 +82,7 @@ shm_port_alloc(struct shm_fabric *f, const struct shm_port_conf *conf,
 	       uint64_t guid, uint32_t *index)
 {
 	struct shm_hdr *h = f->hdr;
-	uint8_t gid[SHM_GID_LEN];
+	uint8_t gid[IPOIB_GID_LEN];
 	uint32_t i, free_idx = SHM_MAX_PORTS;
 
 	shm_gid_from_guid(gid, guid);
@@ -109,7 +109,7 @@ shm_port_alloc(struct shm_fabric *f, const struct shm_port_conf *conf,
 	h->ports[i].lid = (uint16_t)(i + 1);	/* LIDs 1..16384: unicast */
 	h->ports[i].ib_mtu = conf->ib_mtu ? conf->ib_mtu : 2048;
 	h->ports[i].guid = guid;
-	memcpy(h->ports[i].gid, gid, SHM_GID_LEN);
+	memcpy(h->ports[i].gid, gid, IPOIB_GID_LEN);
 	h->ports[i].npkeys = conf->npkeys;
 	memcpy(h->ports[i].pkeys, conf->pkeys, sizeof(conf->pkeys));
 	if (h->ports[i].npkeys == 0) {
@@ -202,7 +202,7 @@ shm_port_query(const struct shm_port *p, struct shm_port_info *info)
 
 	memset(info, 0, sizeof(*info));
 	info->guid = e->guid;
-	memcpy(info->gid, e->gid, SHM_GID_LEN);
+	memcpy(info->gid, e->gid, IPOIB_GID_LEN);
 	info->lid = e->lid;
 	info->ib_mtu = e->ib_mtu;
 	info->active = shm_load(&e->state) == SHM_PORT_ACTIVE;
@@ -236,7 +236,7 @@ shm_ah_resolve(struct shm_fabric *f, const uint8_t *gid, uint16_t dlid,
 	int port;
 
 	memset(ah, 0, sizeof(*ah));
-	memcpy(ah->dgid, gid, SHM_GID_LEN);
+	memcpy(ah->dgid, gid, IPOIB_GID_LEN);
 	if (gid[0] == 0xff) {
 		ah->multicast = true;
 		ah->dlid = 0xc000;
@@ -321,8 +321,13 @@ shm_port_counters(const struct shm_port *p, struct shm_port_counters *c)
 	c->link_down_drops = shm_load_relaxed(&e->cnt_link_down_drops);
 }
 
+/*
+ * The port's entry keeps each setting in a field of its own: senders of
+ * other processes load them one by one, atomically. port_down is the
+ * port's state.
+ */
 void
-shm_port_set_faults(struct shm_port *p, const struct shm_faults *fl)
+shm_port_set_faults(struct shm_port *p, const struct ipoib_faults *fl)
 {
 	struct shm_port_ent *e = p->ent;
 
@@ -330,10 +335,11 @@ shm_port_set_faults(struct shm_port *p, const struct shm_faults *fl)
 	shm_store(&e->fault_cm_delay_ms, fl->cm_delay_ms);
 	shm_store(&e->fault_rej_after, fl->rej_after);
 	shm_store(&e->fault_cm_drop_mask, fl->cm_drop_mask);
+	shm_port_set_state(p, !fl->port_down);
 }
 
 void
-shm_port_get_faults(const struct shm_port *p, struct shm_faults *fl)
+shm_port_get_faults(const struct shm_port *p, struct ipoib_faults *fl)
 {
 	const struct shm_port_ent *e = p->ent;
 
@@ -341,6 +347,7 @@ shm_port_get_faults(const struct shm_port *p, struct shm_faults *fl)
 	fl->cm_delay_ms = shm_load(&e->fault_cm_delay_ms);
 	fl->rej_after = shm_load(&e->fault_rej_after);
 	fl->cm_drop_mask = shm_load(&e->fault_cm_drop_mask);
+	fl->port_down = shm_load(&e->state) != SHM_PORT_ACTIVE;
 }
 
 /* Decide a fault-injected drop: ppm in a million, per-thread PRNG. */
@@ -386,8 +393,8 @@ shm_ports_share_pkey(const struct shm_port_ent *a, const struct shm_port_ent *b)
 {
 	uint32_t i, j;
 
-	for (i = 0; i < a->npkeys && i < SHM_PKEY_TABLE_LEN; i++)
-		for (j = 0; j < b->npkeys && j < SHM_PKEY_TABLE_LEN; j++)
+	for (i = 0; i < a->npkeys && i < IPOIB_PKEY_TABLE_LEN; i++)
+		for (j = 0; j < b->npkeys && j < IPOIB_PKEY_TABLE_LEN; j++)
 			if (shm_pkey_match(a->pkeys[i], b->pkeys[j]))
 				return true;
 	return false;
@@ -418,7 +425,7 @@ shm_addr_resolve(const struct shm_port *p, const uint8_t *mac,
 		hwaddr[1] = (uint8_t)(e->ll_qpn >> 16);
 		hwaddr[2] = (uint8_t)(e->ll_qpn >> 8);
 		hwaddr[3] = (uint8_t)e->ll_qpn;
-		memcpy(&hwaddr[4], e->gid, SHM_GID_LEN);
+		memcpy(&hwaddr[4], e->gid, IPOIB_GID_LEN);
 		return 0;
 	}
 	return -ENOENT;

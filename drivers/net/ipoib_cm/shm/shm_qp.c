@@ -77,7 +77,7 @@ shm_qp_ent_alloc(struct shm_fabric *f, struct shm_port *p,
 		shm_store_relaxed(&q->remote_qpn, 0);
 		shm_store_relaxed(&q->rq_off, qp->rq->off);
 		shm_store_relaxed(&q->cq_off, qp->cq->off);
-		q->rnr_retry = 7;
+		q->rnr_retry = IPOIB_RNR_RETRY_FOREVER;
 		shm_store(&q->state, SHM_QPS_INIT);
 		p->ent->nr_qp++;
 		qp->ent = q;
@@ -123,7 +123,7 @@ shm_qp_create(struct shm_port *p, const struct shm_qp_conf *conf)
 	qp->port = p;
 	qp->type = conf->type;
 	qp->cq = conf->recv_cq;
-	qp->rnr_retry = 7;
+	qp->rnr_retry = IPOIB_RNR_RETRY_FOREVER;
 	if (conf->srq != NULL) {
 		qp->rq = conf->srq;
 	} else {

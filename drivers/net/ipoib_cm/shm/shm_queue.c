@@ -112,7 +112,7 @@ shm_cq_stalled(struct shm_cq *cq)
 
 /* One consumer: the lcore that owns the CQ. */
 uint16_t
-shm_cq_poll(struct shm_cq *cq, struct shm_wc *wc, uint16_t n)
+shm_cq_poll(struct shm_cq *cq, struct ipoib_wc *wc, uint16_t n)
 {
 	struct shm_cq_ring *c = cq->ring;
 	struct shm_fabric *f = cq->port->f;
@@ -156,7 +156,7 @@ shm_cq_poll(struct shm_cq *cq, struct shm_wc *wc, uint16_t n)
 		wc[i].slid = e->slid;
 		wc[i].status = e->status;
 		wc[i].wc_flags = e->wc_flags;
-		if (cq->port->cap != NULL && e->status == SHM_WC_SUCCESS)
+		if (cq->port->cap != NULL && e->status == IPOIB_WC_SUCCESS)
 			shm_capture_rx(cq->port, &wc[i],
 				       shm_rdesc(rq->ring, e->slot));
 		rq->free_slots[rq->nr_free++] = e->slot;
@@ -216,7 +216,7 @@ shm_rq_create(struct shm_port *p, uint32_t max_wr, uint32_t max_sge,
 	uint64_t off;
 	uint32_t i;
 
-	if (max_sge == 0 || max_sge > SHM_MAX_SGE) {
+	if (max_sge == 0 || max_sge > IPOIB_MAX_SGE) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -314,7 +314,7 @@ shm_rq_flush(struct shm_rq *rq)
 			tmpl[i].slot = slots[i];
 			tmpl[i].qp_num = rq->qpn;
 			tmpl[i].qp_context = rq->qp_context;
-			tmpl[i].status = SHM_WC_WR_FLUSH_ERR;
+			tmpl[i].status = IPOIB_WC_WR_FLUSH_ERR;
 		}
 		shm_cq_push(c, tmpl, k);
 	}
@@ -326,7 +326,7 @@ shm_rq_flush(struct shm_rq *rq)
  */
 uint16_t
 shm_rq_post(struct shm_rq *rq, const uint64_t *wr_id,
-	    const struct shm_sge *const *sgl, const uint16_t *nsge,
+	    const struct ipoib_sge *const *sgl, const uint16_t *nsge,
 	    uint16_t n)
 {
 	struct shm_rq_ring *r = rq->ring;
@@ -347,7 +347,7 @@ shm_rq_post(struct shm_rq *rq, const uint64_t *wr_id,
 		if (nsge[i] == 0 || nsge[i] > r->max_sge)
 			break;
 		for (j = 0; j < nsge[i]; j++) {
-			const struct shm_sge *s = &sgl[i][j];
+			const struct ipoib_sge *s = &sgl[i][j];
 			uint64_t off;
 
 			if (!shm_arena_own(f, s->lkey, s->addr, s->length,

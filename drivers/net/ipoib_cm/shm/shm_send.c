@@ -66,7 +66,7 @@ static void
 shm_write_grh(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
 	      uint32_t len, const uint8_t *sgid, const uint8_t *dgid)
 {
-	uint8_t grh[SHM_GRH_LEN] = { 0x60, 0, 0, 0 };
+	uint8_t grh[IPOIB_GRH_LEN] = { 0x60, 0, 0, 0 };
 	struct iovec iov = { grh, sizeof(grh) };
 	struct shm_send w = { .iov = &iov, .iovcnt = 1 };
 
@@ -74,8 +74,8 @@ shm_write_grh(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
 	grh[5] = (uint8_t)len;
 	grh[6] = 0x1b;		/* next header: IBA transport */
 	grh[7] = 1;		/* hop limit: link-local */
-	memcpy(&grh[8], sgid, SHM_GID_LEN);
-	memcpy(&grh[24], dgid, SHM_GID_LEN);
+	memcpy(&grh[8], sgid, IPOIB_GID_LEN);
+	memcpy(&grh[24], dgid, IPOIB_GID_LEN);
 	shm_copy(f, proc, d, 0, &w);
 }
 
@@ -129,15 +129,15 @@ shm_ud_deliver(struct shm_qp *qp, const struct shm_send *wr, uint32_t len,
 	cqe.src_qp = qp->qpn;
 	cqe.qp_context = d->qp_context;
 	cqe.slid = qp->port->ent->lid;
-	cqe.wc_flags = SHM_WC_GRH;
-	if (SHM_GRH_LEN + len > shm_rdesc(r, slot)->total_len) {
-		cqe.status = SHM_WC_LOC_LEN_ERR;
+	cqe.wc_flags = IPOIB_WC_GRH;
+	if (IPOIB_GRH_LEN + len > shm_rdesc(r, slot)->total_len) {
+		cqe.status = IPOIB_WC_LOC_LEN_ERR;
 		shm_add(&dp->cnt_len_errs, 1);
 	} else {
 		shm_write_grh(f, d->proc, shm_rdesc(r, slot), len,
 			      qp->port->ent->gid, dgid);
-		shm_copy(f, d->proc, shm_rdesc(r, slot), SHM_GRH_LEN, wr);
-		cqe.byte_len = SHM_GRH_LEN + len;
+		shm_copy(f, d->proc, shm_rdesc(r, slot), IPOIB_GRH_LEN, wr);
+		cqe.byte_len = IPOIB_GRH_LEN + len;
 	}
 	shm_cq_push(c, &cqe, 1);
 }
@@ -149,7 +149,7 @@ shm_mcg_find(struct shm_hdr *h, const uint8_t *mgid)
 
 	for (g = 0; g < SHM_MAX_MCGS; g++)
 		if (shm_load(&h->mcgs[g].nr_members) != 0 &&
-		    memcmp(h->mcgs[g].mgid, mgid, SHM_GID_LEN) == 0)
+		    memcmp(h->mcgs[g].mgid, mgid, IPOIB_GID_LEN) == 0)
 			return &h->mcgs[g];
 	return NULL;
 }
@@ -204,7 +204,7 @@ shm_rc_rnr(struct shm_qp *qp)
 		qp->rnr_since = now;
 		return;
 	}
-	if (qp->rnr_retry != 7 && now - qp->rnr_since >
+	if (qp->rnr_retry != IPOIB_RNR_RETRY_FOREVER && now - qp->rnr_since >
 	    (uint64_t)(qp->rnr_retry + 1) * SHM_RNR_TIMER_MS * 1000000ULL)
 		shm_qp_set_err(qp);
 }
@@ -273,7 +273,7 @@ shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 					       f->hdr->ports[peer->port].gid,
 					       len);
 			if (len > d->total_len) {
-				cqe[i].status = SHM_WC_LOC_LEN_ERR;
+				cqe[i].status = IPOIB_WC_LOC_LEN_ERR;
 				shm_add(&f->hdr->ports[peer->port].cnt_len_errs,
 					1);
 				continue;
@@ -315,7 +315,7 @@ shm_mcast_attach(struct shm_qp *qp, const uint8_t *mgid)
 	for (g = 0; m == NULL && g < SHM_MAX_MCGS; g++) {
 		if (h->mcgs[g].nr_members == 0) {
 			m = &h->mcgs[g];
-			memcpy(m->mgid, mgid, SHM_GID_LEN);
+			memcpy(m->mgid, mgid, IPOIB_GID_LEN);
 		}
 	}
 	ret = -ENOSPC;

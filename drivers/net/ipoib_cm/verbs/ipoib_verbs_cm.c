@@ -59,7 +59,6 @@
 
 #define IPOIB_VCM_BACKLOG	128
 #define IPOIB_VCM_ROCE_RETRY	7	/* transport retries on Ethernet */
-#define IPOIB_VCM_RNR_RETRY	7	/* infinite: receivers push back */
 #define IPOIB_VCM_ROCE_QP_MASK	0xe00000 /* librdmacm: RoCE-only bits */
 
 static const uint8_t ipoib_vcm_rej_magic[3] = { 'I', 'P', 'R' };
@@ -400,7 +399,8 @@ ipoib_verbs_cm_accept(struct ipoib_cm_id *w, struct ipoib_hca_qp *qp,
 		.responder_resources = 0,
 		.initiator_depth = 0,
 		.retry_count = w->hca->roce ? IPOIB_VCM_ROCE_RETRY : 0,
-		.rnr_retry_count = IPOIB_VCM_RNR_RETRY,
+		/* receivers out of buffers push back, never fail it */
+		.rnr_retry_count = IPOIB_RNR_RETRY_FOREVER,
 	};
 	int ret;
 
