@@ -34,7 +34,8 @@
 
 #define HDR_LEN		(FUZZ_LAYOUT_LEN + 1)
 #define ETH_DELTA	(RTE_ETHER_HDR_LEN - IPOIB_HDR_LEN)
-#define ND_GROW		16	/* a 24-byte IPoIB option becomes 8 bytes */
+/* an IPoIB option becomes an 8-byte Ethernet one */
+#define ND_GROW		(IPOIB_ND_OPT_IB_LEN - 8)
 
 static struct rte_mempool *pool;
 static struct ipoib_eth_ctx ctx;

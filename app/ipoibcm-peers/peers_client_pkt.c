@@ -132,17 +132,17 @@ cl_ns(struct cl *C, int port, uint32_t idx, bool to_group)
 		pk_ipv6_solicited(dst, target);
 	else
 		memcpy(dst, target, 16);
-	pk_ipv6_hdr(ip, PK_ND_NS_LEN + PK_ND_OPT_IB_LEN, PK_IPPROTO_ICMPV6,
+	pk_ipv6_hdr(ip, PK_ND_NS_LEN + IPOIB_ND_OPT_IB_LEN, PK_IPPROTO_ICMPV6,
 		    PK_ND_HOP_LIMIT, src, dst);
-	memset(l4, 0, PK_ND_NS_LEN + PK_ND_OPT_IB_LEN);
+	memset(l4, 0, PK_ND_NS_LEN + IPOIB_ND_OPT_IB_LEN);
 	l4[0] = PK_ND_NEIGH_SOL;
 	memcpy(l4 + 8, target, 16);
-	l4[PK_ND_NS_LEN] = PK_ND_OPT_SLLA;
-	l4[PK_ND_NS_LEN + 1] = PK_ND_OPT_IB_LEN / 8;
-	memcpy(l4 + PK_ND_NS_LEN + 2 + PK_ND_OPT_IB_PAD,
+	l4[PK_ND_NS_LEN] = IPOIB_ND_OPT_SLLA;
+	l4[PK_ND_NS_LEN + 1] = IPOIB_ND_OPT_IB_LEN / 8;
+	memcpy(l4 + PK_ND_NS_LEN + 2 + IPOIB_ND_OPT_IB_PAD,
 	       C->ports[port].hw.bytes, IPOIB_HWADDR_LEN);
-	pk_l4_cksum6(ip, l4, PK_ND_NS_LEN + PK_ND_OPT_IB_LEN, 2);
-	return PK_IPV6_HLEN + PK_ND_NS_LEN + PK_ND_OPT_IB_LEN;
+	pk_l4_cksum6(ip, l4, PK_ND_NS_LEN + IPOIB_ND_OPT_IB_LEN, 2);
+	return PK_IPV6_HLEN + PK_ND_NS_LEN + IPOIB_ND_OPT_IB_LEN;
 }
 
 /* An IPv4 packet in C->tx, sent in UD-sized fragments. */
@@ -362,9 +362,9 @@ cl_rx_na(struct cl *C, int port, const uint8_t *ip, const uint8_t *l4,
 	if (idx == UINT32_MAX)
 		return;
 	if (ip[7] != PK_ND_HOP_LIMIT || plen != PK_ND_NS_LEN +
-	    PK_ND_OPT_IB_LEN || l4[4] != (PK_NA_F_SOLICITED |
+	    IPOIB_ND_OPT_IB_LEN || l4[4] != (PK_NA_F_SOLICITED |
 	    PK_NA_F_OVERRIDE) || memcmp(ip + 24, mine, 16) != 0 ||
-	    memcmp(ip + 8, l4 + 8, 16) != 0 || o[0] != PK_ND_OPT_TLLA ||
+	    memcmp(ip + 8, l4 + 8, 16) != 0 || o[0] != IPOIB_ND_OPT_TLLA ||
 	    o[1] != 3 || o[2] != 0 || o[3] != 0 || !C->h[idx].arp ||
 	    memcmp(o + 4, C->h[idx].hw.bytes, IPOIB_HWADDR_LEN) != 0) {
 		cl_bad(C, "host %u: NA malformed (flags 0x%02x)", idx, l4[4]);

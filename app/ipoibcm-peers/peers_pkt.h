@@ -10,7 +10,8 @@
  * access at any alignment, Internet checksums (RFC 1071, incremental
  * update RFC 1624) and the layouts of the few IPv4/IPv6 messages an IPoIB
  * host answers. Offsets are named where they are used; the IPoIB side
- * (encapsulation header, ARP, hardware address) is in ipoib_wire.h.
+ * (encapsulation header, ARP, hardware address, ND options) is in
+ * ipoib_wire.h.
  */
 
 #include <stdbool.h>
@@ -42,11 +43,6 @@
 #define PK_ND_NEIGH_ADV		136
 #define PK_ND_HOP_LIMIT		255	/* RFC 4861 s7.1.1: else not ND */
 #define PK_ND_NS_LEN		24	/* type .. target */
-#define PK_ND_OPT_SLLA		1
-#define PK_ND_OPT_TLLA		2
-/* RFC 4391 s9.2.1: type, length 3 (24 bytes), 2 pad bytes, hwaddr */
-#define PK_ND_OPT_IB_LEN	24
-#define PK_ND_OPT_IB_PAD	2
 #define PK_NA_F_SOLICITED	0x40	/* first flags byte */
 #define PK_NA_F_OVERRIDE	0x20
 

@@ -297,31 +297,31 @@ rx_ns(struct peers_rx *r, const uint8_t *ip, const uint8_t *l4,
 			h->st.dropped++;
 			return;
 		}
-		if (l4[off] == PK_ND_OPT_SLLA && olen == PK_ND_OPT_IB_LEN)
-			slla = l4 + off + 2 + PK_ND_OPT_IB_PAD;
+		if (l4[off] == IPOIB_ND_OPT_SLLA && olen == IPOIB_ND_OPT_IB_LEN)
+			slla = l4 + off + 2 + IPOIB_ND_OPT_IB_PAD;
 	}
 	if ((dad && slla != NULL) || r->P->idle) {
 		h->st.dropped++;
 		return;
 	}
-	pk_ipv6_hdr(out, PK_ND_NS_LEN + PK_ND_OPT_IB_LEN, PK_IPPROTO_ICMPV6,
+	pk_ipv6_hdr(out, PK_ND_NS_LEN + IPOIB_ND_OPT_IB_LEN, PK_IPPROTO_ICMPV6,
 		    PK_ND_HOP_LIMIT, h->ipv6, dad ? all_nodes : ip + 8);
 	memset(na, 0, PK_ND_NS_LEN);
 	na[0] = PK_ND_NEIGH_ADV;
 	na[4] = dad ? PK_NA_F_OVERRIDE : PK_NA_F_SOLICITED | PK_NA_F_OVERRIDE;
 	memcpy(na + 8, h->ipv6, 16);
-	na[PK_ND_NS_LEN] = PK_ND_OPT_TLLA;
-	na[PK_ND_NS_LEN + 1] = PK_ND_OPT_IB_LEN / 8;
-	memset(na + PK_ND_NS_LEN + 2, 0, PK_ND_OPT_IB_PAD);
-	memcpy(na + PK_ND_NS_LEN + 2 + PK_ND_OPT_IB_PAD, h->hw.bytes,
+	na[PK_ND_NS_LEN] = IPOIB_ND_OPT_TLLA;
+	na[PK_ND_NS_LEN + 1] = IPOIB_ND_OPT_IB_LEN / 8;
+	memset(na + PK_ND_NS_LEN + 2, 0, IPOIB_ND_OPT_IB_PAD);
+	memcpy(na + PK_ND_NS_LEN + 2 + IPOIB_ND_OPT_IB_PAD, h->hw.bytes,
 	       IPOIB_HWADDR_LEN);
-	pk_l4_cksum6(out, na, PK_ND_NS_LEN + PK_ND_OPT_IB_LEN, 2);
+	pk_l4_cksum6(out, na, PK_ND_NS_LEN + IPOIB_ND_OPT_IB_LEN, 2);
 	if (dad) {
 		/* RFC 4861 s7.2.4: to all-nodes, S clear */
 		ipoib_mgid_ipv6(mgid, r->P->conf.pkey, all_nodes);
 		if (peers_send_mcast(r->P, r->host, mgid, PK_ETH_P_IPV6, out,
 				     PK_IPV6_HLEN + PK_ND_NS_LEN +
-				     PK_ND_OPT_IB_LEN))
+				     IPOIB_ND_OPT_IB_LEN))
 			h->st.nd++;
 		return;
 	}
@@ -338,7 +338,7 @@ rx_ns(struct peers_rx *r, const uint8_t *ip, const uint8_t *l4,
 		peer = rx_peer(r);
 	}
 	if (rx_reply(r, peer, PK_ETH_P_IPV6, PK_IPV6_HLEN + PK_ND_NS_LEN +
-		     PK_ND_OPT_IB_LEN, true))
+		     IPOIB_ND_OPT_IB_LEN, true))
 		h->st.nd++;
 }
 

@@ -26,17 +26,9 @@
 #define ND_NEIGH_SOL		135
 #define ND_NEIGH_ADV		136
 #define ND_REDIRECT		137
-#define ND_OPT_SLLA		1
-#define ND_OPT_TLLA		2
 #define ND_OPT_ETH_LEN		8	/* type, length 1, 6-byte MAC */
-/*
- * RFC 4391 s9.2.1 / Linux ndisc_fill_addr_option with
- * ndisc_addr_option_pad(ARPHRD_INFINIBAND) == 2: type, length 3, two zero
- * pad bytes, then the 20-byte hardware address.
- */
-#define ND_OPT_IB_PAD		2
-#define ND_OPT_IB_LEN		24
-#define ND_OPT_GROW		(ND_OPT_IB_LEN - ND_OPT_ETH_LEN)
+/* an IPoIB option (IPOIB_ND_OPT_IB_LEN, ipoib_wire.h) is this longer */
+#define ND_OPT_GROW		(IPOIB_ND_OPT_IB_LEN - ND_OPT_ETH_LEN)
 #define ND_MAX_LLA		4	/* link-layer options per message */
 
 /* A copy of the IPv4 or IPv6 header of a frame. */
@@ -226,7 +218,8 @@ nd_parse(struct rte_mbuf *m, unsigned int l3_off,
 		olen = nd->icmp[off + 1] * 8u;
 		if (olen == 0 || olen > nd->plen - off)
 			return -EBADMSG;
-		if (nd->icmp[off] != ND_OPT_SLLA && nd->icmp[off] != ND_OPT_TLLA)
+		if (nd->icmp[off] != IPOIB_ND_OPT_SLLA &&
+		    nd->icmp[off] != IPOIB_ND_OPT_TLLA)
 			continue;
 		if (olen != lla_len || nd->n == ND_MAX_LLA)
 			return -EBADMSG;
@@ -364,9 +357,9 @@ encap_nd(struct rte_mbuf *m, const struct ipoib_eth_ctx *ctx,
 		memmove(nd.icmp + from + (i + 1) * ND_OPT_GROW, nd.icmp + from,
 			end - from);
 		opt[0] = type;
-		opt[1] = ND_OPT_IB_LEN / 8;
-		memset(opt + 2, 0, ND_OPT_IB_PAD);
-		memcpy(opt + 2 + ND_OPT_IB_PAD, &hw[i], IPOIB_HWADDR_LEN);
+		opt[1] = IPOIB_ND_OPT_IB_LEN / 8;
+		memset(opt + 2, 0, IPOIB_ND_OPT_IB_PAD);
+		memcpy(opt + 2 + IPOIB_ND_OPT_IB_PAD, &hw[i], IPOIB_HWADDR_LEN);
 		end = nd.off[i];
 	}
 	nd_set_len(&nd, nd.plen + grow);
@@ -509,20 +502,21 @@ decap_nd(struct rte_mbuf *m, const struct ipoib_eth_ctx *ctx,
 	struct nd_msg nd;
 	int ret;
 
-	ret = nd_parse(m, IPOIB_HDR_LEN, ip6, ND_OPT_IB_LEN, &nd);
+	ret = nd_parse(m, IPOIB_HDR_LEN, ip6, IPOIB_ND_OPT_IB_LEN, &nd);
 	if (ret <= 0 || nd.n == 0)
 		return ret;
 	for (i = 0; i < nd.n; i++) {
 		struct ipoib_hwaddr hw;
 
-		memcpy(&hw, nd.icmp + nd.off[i] + 2 + ND_OPT_IB_PAD, sizeof(hw));
+		memcpy(&hw, nd.icmp + nd.off[i] + 2 + IPOIB_ND_OPT_IB_PAD,
+		       sizeof(hw));
 		hwaddr_to_mac(ctx, &hw, &mac[i]);
 		learn_set(learn, ctx, &hw);
 	}
 	/* From the first option on: each tail moves down by what precedes. */
 	to = nd.off[0];
 	for (i = 0; i < nd.n; i++) {
-		unsigned int from = nd.off[i] + ND_OPT_IB_LEN;
+		unsigned int from = nd.off[i] + IPOIB_ND_OPT_IB_LEN;
 		uint8_t *opt = nd.icmp + to;
 
 		end = i + 1 < nd.n ? nd.off[i + 1] : nd.plen;

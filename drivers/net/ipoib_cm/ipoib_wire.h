@@ -79,6 +79,17 @@ struct ipoib_arp {
 	rte_be32_t target_ip;
 } __rte_packed;
 
+/*
+ * IPv6 ND source/target link-layer address options (RFC 4861 s4.6.1) over
+ * IPoIB, RFC 4391 s9.2.1 and Linux ndisc_fill_addr_option() with
+ * ndisc_addr_option_pad(ARPHRD_INFINIBAND) == 2: type, length 3 (in units
+ * of 8 bytes), two zero pad bytes, then the 20-byte hardware address.
+ */
+#define IPOIB_ND_OPT_SLLA	1
+#define IPOIB_ND_OPT_TLLA	2
+#define IPOIB_ND_OPT_IB_PAD	2
+#define IPOIB_ND_OPT_IB_LEN	24
+
 /* CM REQ/REP private data (RFC 4755 s6). */
 struct ipoib_cm_data {
 	rte_be32_t qpn;		/* UD QPN; the high byte is ignored on receive */
@@ -100,6 +111,8 @@ ipoib_wire_check_sizes(void)
 	RTE_BUILD_BUG_ON(offsetof(struct ipoib_grh, sgid) != 8);
 	RTE_BUILD_BUG_ON(offsetof(struct ipoib_grh, dgid) != 24);
 	RTE_BUILD_BUG_ON(IPOIB_CM_BUF_SIZE != 65524);
+	RTE_BUILD_BUG_ON(IPOIB_ND_OPT_IB_LEN !=
+			 2 + IPOIB_ND_OPT_IB_PAD + IPOIB_HWADDR_LEN);
 }
 
 static inline uint8_t
