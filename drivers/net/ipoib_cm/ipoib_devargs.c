@@ -5,6 +5,8 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,13 +32,36 @@
 #define IPOIB_REAP_IDLE_MAX		604800	/* a week */
 #define IPOIB_RETRY_LIMIT		3600000	/* an hour */
 
-typedef int (*ipoib_arg_handler_t)(const char *value, struct ipoib_config *cfg);
-
+/*
+ * One devarg: an unsigned integer in [min, max] stored in the field at
+ * off (size bytes), one of a list of words stored as its index, or a
+ * value of its own kind read by parse.
+ */
 struct ipoib_arg {
 	const char *key;
-	const char *accepted;	/* printed when the value is refused */
-	ipoib_arg_handler_t handler;
+	const char *accepted;		/* printed when the value is refused */
+	size_t off;			/* the field in struct ipoib_config */
+	size_t size;
+	uint64_t min, max;		/* integers */
+	const char *const *words;	/* words, NULL-terminated */
+	int (*parse)(const char *value, void *field);
 };
+
+#define IPOIB_CFG_FIELD(f) \
+	.off = offsetof(struct ipoib_config, f), \
+	.size = sizeof(((struct ipoib_config *)NULL)->f)
+#define IPOIB_ARG_UINT(k, acc, f, lo, hi) \
+	{ .key = (k), .accepted = (acc), IPOIB_CFG_FIELD(f), \
+	  .min = (lo), .max = (hi) }
+#define IPOIB_ARG_WORD(k, f, w) \
+	{ .key = (k), IPOIB_CFG_FIELD(f), .words = (w) }
+#define IPOIB_ARG_PARSE(k, acc, f, fn) \
+	{ .key = (k), .accepted = (acc), IPOIB_CFG_FIELD(f), .parse = (fn) }
+
+/* The words of each word-valued key, in enum order; also for the log. */
+static const char *const ipoib_transport_words[] = { "shm", "verbs", NULL };
+static const char *const ipoib_srq_words[] = { "auto", "on", "off", NULL };
+static const char *const ipoib_mode_words[] = { "eth", "raw", NULL };
 
 /* Unsigned integer in [min, max]; the whole string must be the number. */
 static int
@@ -56,13 +81,13 @@ parse_uint(const char *value, int base, uint64_t min, uint64_t max,
 	return 0;
 }
 
-/* One of a fixed list of words; returns its index. */
+/* One of a NULL-terminated list of words; returns its index. */
 static int
-parse_word(const char *value, const char *const words[], unsigned int n)
+parse_word(const char *value, const char *const words[])
 {
 	unsigned int i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; words[i] != NULL; i++)
 		if (strcmp(value, words[i]) == 0)
 			return (int)i;
 	return -EINVAL;
@@ -86,26 +111,34 @@ parse_name(const char *value, char *out, size_t max, bool dots)
 	return 0;
 }
 
-static int
-arg_transport(const char *value, struct ipoib_config *cfg)
+/* Store v in an unsigned field of size bytes (its range was checked). */
+static void
+store_uint(void *field, size_t size, uint64_t v)
 {
-	static const char *const words[] = { "shm", "verbs" };
-	int i = parse_word(value, words, RTE_DIM(words));
-
-	if (i < 0)
-		return i;
-	cfg->transport = (enum ipoib_transport_kind)i;
-	return 0;
+	switch (size) {
+	case sizeof(uint8_t):
+		*(uint8_t *)field = (uint8_t)v;
+		break;
+	case sizeof(uint16_t):
+		*(uint16_t *)field = (uint16_t)v;
+		break;
+	case sizeof(uint32_t):
+		*(uint32_t *)field = (uint32_t)v;
+		break;
+	default:
+		*(uint64_t *)field = v;
+		break;
+	}
 }
 
 static int
-arg_fabric(const char *value, struct ipoib_config *cfg)
+arg_fabric(const char *value, void *field)
 {
-	return parse_name(value, cfg->fabric, IPOIB_FABRIC_NAME_MAX, false);
+	return parse_name(value, field, IPOIB_FABRIC_NAME_MAX, false);
 }
 
 static int
-arg_guid(const char *value, struct ipoib_config *cfg)
+arg_guid(const char *value, void *field)
 {
 	const char *hex = value;
 	uint64_t v;
@@ -114,64 +147,19 @@ arg_guid(const char *value, struct ipoib_config *cfg)
 		hex += 2;
 	if (strlen(hex) > 16 || parse_uint(hex, 16, 1, UINT64_MAX, &v) < 0)
 		return -EINVAL;
-	cfg->guid = v;
+	*(uint64_t *)field = v;
 	return 0;
 }
 
 static int
-arg_dev(const char *value, struct ipoib_config *cfg)
+arg_dev(const char *value, void *field)
 {
-	return parse_name(value, cfg->dev, IPOIB_DEV_NAME_MAX, true);
-}
-
-static int
-arg_port(const char *value, struct ipoib_config *cfg)
-{
-	uint64_t v;
-	int ret = parse_uint(value, 10, 1, UINT8_MAX, &v);
-
-	if (ret == 0)
-		cfg->port = (uint8_t)v;
-	return ret;
-}
-
-static int
-arg_gid_index(const char *value, struct ipoib_config *cfg)
-{
-	uint64_t v;
-	int ret = parse_uint(value, 10, 0, UINT8_MAX, &v);
-
-	if (ret == 0)
-		cfg->gid_index = (uint8_t)v;
-	return ret;
-}
-
-static int
-arg_srq(const char *value, struct ipoib_config *cfg)
-{
-	static const char *const words[] = { "auto", "on", "off" };
-	int i = parse_word(value, words, RTE_DIM(words));
-
-	if (i < 0)
-		return i;
-	cfg->srq = (enum ipoib_srq_mode)i;
-	return 0;
-}
-
-static int
-arg_max_conns(const char *value, struct ipoib_config *cfg)
-{
-	uint64_t v;
-	int ret = parse_uint(value, 10, 1, IPOIB_MAX_CONNS_LIMIT, &v);
-
-	if (ret == 0)
-		cfg->max_conns = (uint32_t)v;
-	return ret;
+	return parse_name(value, field, IPOIB_DEV_NAME_MAX, true);
 }
 
 /* Bytes with an optional K, M or G (binary) suffix. */
 static int
-arg_mem_budget(const char *value, struct ipoib_config *cfg)
+arg_mem_budget(const char *value, void *field)
 {
 	char num[24];
 	size_t len = strlen(value);
@@ -199,202 +187,170 @@ arg_mem_budget(const char *value, struct ipoib_config *cfg)
 	v <<= shift;
 	if (v < IPOIB_MEM_BUDGET_MIN)
 		return -EINVAL;
-	cfg->mem_budget = v;
+	*(uint64_t *)field = v;
 	return 0;
 }
 
 /* IBTA: the low 15 bits are the key; 0x0000 and 0x8000 are invalid. */
 static int
-arg_pkey(const char *value, struct ipoib_config *cfg)
+arg_pkey(const char *value, void *field)
 {
 	uint64_t v;
 
 	if (parse_uint(value, 0, 1, UINT16_MAX, &v) < 0 || (v & 0x7fff) == 0)
 		return -EINVAL;
-	cfg->pkey = (uint16_t)v;
+	*(uint16_t *)field = (uint16_t)v;
 	return 0;
 }
 
 static int
-arg_ib_mtu(const char *value, struct ipoib_config *cfg)
+arg_ib_mtu(const char *value, void *field)
 {
 	uint64_t v;
 
 	if (parse_uint(value, 10, 256, 4096, &v) < 0 || !rte_is_power_of_2(v))
 		return -EINVAL;
-	cfg->ib_mtu = (uint16_t)v;
+	*(uint16_t *)field = (uint16_t)v;
 	return 0;
 }
 
 static int
-arg_mode(const char *value, struct ipoib_config *cfg)
-{
-	static const char *const words[] = { "eth", "raw" };
-	int i = parse_word(value, words, RTE_DIM(words));
-
-	if (i < 0)
-		return i;
-	cfg->mode = (enum ipoib_frame_mode)i;
-	return 0;
-}
-
-static int
-arg_capture(const char *value, struct ipoib_config *cfg)
+arg_capture(const char *value, void *field)
 {
 	size_t len = strlen(value);
 
-	if (len == 0 || len >= sizeof(cfg->capture))
+	if (len == 0 || len >= PATH_MAX)
 		return -EINVAL;
-	memcpy(cfg->capture, value, len + 1);
+	memcpy(field, value, len + 1);
 	return 0;
 }
 
 static int
-arg_reap_idle(const char *value, struct ipoib_config *cfg)
+arg_fault_rej(const char *value, void *field)
 {
-	uint64_t v;
-	int ret = parse_uint(value, 10, 0, IPOIB_REAP_IDLE_MAX, &v);
-
-	if (ret == 0)
-		cfg->reap_idle = (uint32_t)v;
-	return ret;
-}
-
-static int
-arg_retry_min(const char *value, struct ipoib_config *cfg)
-{
-	uint64_t v;
-	int ret = parse_uint(value, 10, 1, IPOIB_RETRY_LIMIT, &v);
-
-	if (ret == 0)
-		cfg->retry_min = (uint32_t)v;
-	return ret;
-}
-
-static int
-arg_retry_max(const char *value, struct ipoib_config *cfg)
-{
-	uint64_t v;
-	int ret = parse_uint(value, 10, 1, IPOIB_RETRY_LIMIT, &v);
-
-	if (ret == 0)
-		cfg->retry_max = (uint32_t)v;
-	return ret;
-}
-
-static int
-arg_u32(const char *value, uint64_t min, uint64_t max, uint32_t *out)
-{
-	uint64_t v;
-	int ret = parse_uint(value, 10, min, max, &v);
-
-	if (ret == 0)
-		*out = (uint32_t)v;
-	return ret;
-}
-
-static int
-arg_shm_max_qp(const char *value, struct ipoib_config *cfg)
-{
-	return arg_u32(value, 1, 65536, &cfg->shm_max_qp);
-}
-
-static int
-arg_shm_max_srq_wr(const char *value, struct ipoib_config *cfg)
-{
-	return arg_u32(value, 1, 1 << 20, &cfg->shm_max_srq_wr);
-}
-
-static int
-arg_shm_max_cqe(const char *value, struct ipoib_config *cfg)
-{
-	return arg_u32(value, 1, 1 << 24, &cfg->shm_max_cqe);
-}
-
-static int
-arg_fault_drop(const char *value, struct ipoib_config *cfg)
-{
-	return arg_u32(value, 0, 1000000, &cfg->faults.drop_ppm);
-}
-
-static int
-arg_fault_cm_delay(const char *value, struct ipoib_config *cfg)
-{
-	return arg_u32(value, 0, 60000, &cfg->faults.cm_delay_ms);
-}
-
-static int
-arg_fault_rej(const char *value, struct ipoib_config *cfg)
-{
-	uint32_t n;
+	uint64_t n;
 
 	if (strcmp(value, "all") == 0) {
-		cfg->faults.rej_after = 0;
+		*(int32_t *)field = 0;
 		return 0;
 	}
-	if (arg_u32(value, 0, 65536, &n) < 0)
+	if (parse_uint(value, 10, 0, 65536, &n) < 0)
 		return -EINVAL;
-	cfg->faults.rej_after = (int32_t)n;
+	*(int32_t *)field = (int32_t)n;
 	return 0;
 }
 
 /* CM message types separated by ':' (kvargs keeps ',' for itself). */
 static int
-arg_fault_cm_drop(const char *value, struct ipoib_config *cfg)
+arg_fault_cm_drop(const char *value, void *field)
 {
 	static const char *const words[] = {
-		"", "req", "rep", "rej", "rtu", "dreq", "drep",
+		"", "req", "rep", "rej", "rtu", "dreq", "drep", NULL,
 	};
 	char buf[64], *tok, *save = NULL;
 	uint32_t mask = 0;
 	int i;
 
+	RTE_BUILD_BUG_ON(IPOIB_CM_MSG_REQ != 1 || IPOIB_CM_MSG_DREP != 6);
 	if (strlen(value) == 0 || strlen(value) >= sizeof(buf))
 		return -EINVAL;
 	strcpy(buf, value);
 	for (tok = strtok_r(buf, ":", &save); tok != NULL;
 	     tok = strtok_r(NULL, ":", &save)) {
-		i = parse_word(tok, words, RTE_DIM(words));
+		i = parse_word(tok, words);
 		if (i <= 0)
 			return -EINVAL;
 		mask |= 1u << i;
 	}
-	cfg->faults.cm_drop_mask = mask;
+	*(uint32_t *)field = mask;
 	return 0;
 }
 
 static const struct ipoib_arg ipoib_args[] = {
-	{ IPOIB_ARG_TRANSPORT, "shm or verbs", arg_transport },
-	{ IPOIB_ARG_FABRIC, "1-31 characters of [A-Za-z0-9_-]", arg_fabric },
-	{ IPOIB_ARG_GUID, "a non-zero 64-bit hex number, e.g. 0x0002c90300a1b2c3",
-	  arg_guid },
-	{ IPOIB_ARG_DEV, "an RDMA device name of 1-63 characters of "
-	  "[A-Za-z0-9_.-]", arg_dev },
-	{ IPOIB_ARG_PORT, "1-255", arg_port },
-	{ IPOIB_ARG_GID_INDEX, "0-255", arg_gid_index },
-	{ IPOIB_ARG_SRQ, "auto, on or off", arg_srq },
-	{ IPOIB_ARG_MAX_CONNS, "1-65536", arg_max_conns },
-	{ IPOIB_ARG_MEM_BUDGET, "64K-1024G: bytes with an optional K, M or G "
-	  "suffix", arg_mem_budget },
-	{ IPOIB_ARG_PKEY, "0x0001-0xffff, not 0x8000", arg_pkey },
-	{ IPOIB_ARG_IB_MTU, "256, 512, 1024, 2048 or 4096", arg_ib_mtu },
-	{ IPOIB_ARG_MODE, "eth or raw", arg_mode },
-	{ IPOIB_ARG_CAPTURE, "a file path", arg_capture },
-	{ IPOIB_ARG_REAP_IDLE, "0-604800 seconds (0: never)", arg_reap_idle },
-	{ IPOIB_ARG_RETRY_MIN, "1-3600000 milliseconds", arg_retry_min },
-	{ IPOIB_ARG_RETRY_MAX, "1-3600000 milliseconds", arg_retry_max },
-	{ IPOIB_ARG_SHM_MAX_QP, "1-65536", arg_shm_max_qp },
-	{ IPOIB_ARG_SHM_MAX_SRQ_WR, "1-1048576", arg_shm_max_srq_wr },
-	{ IPOIB_ARG_SHM_MAX_CQE, "1-16777216", arg_shm_max_cqe },
-	{ IPOIB_ARG_FAULT_DROP, "0-1000000 (parts per million)",
-	  arg_fault_drop },
-	{ IPOIB_ARG_FAULT_CM_DELAY, "0-60000 milliseconds",
-	  arg_fault_cm_delay },
-	{ IPOIB_ARG_FAULT_REJ, "all or 0-65536 (connections accepted)",
-	  arg_fault_rej },
-	{ IPOIB_ARG_FAULT_CM_DROP, "CM message types req, rep, rej, rtu, "
-	  "dreq, drep joined with ':'", arg_fault_cm_drop },
+	IPOIB_ARG_WORD(IPOIB_ARG_TRANSPORT, transport, ipoib_transport_words),
+	IPOIB_ARG_PARSE(IPOIB_ARG_FABRIC, "1-31 characters of [A-Za-z0-9_-]",
+			fabric, arg_fabric),
+	IPOIB_ARG_PARSE(IPOIB_ARG_GUID, "a non-zero 64-bit hex number, e.g. "
+			"0x0002c90300a1b2c3", guid, arg_guid),
+	IPOIB_ARG_PARSE(IPOIB_ARG_DEV, "an RDMA device name of 1-63 "
+			"characters of [A-Za-z0-9_.-]", dev, arg_dev),
+	IPOIB_ARG_UINT(IPOIB_ARG_PORT, "1-255", port, 1, UINT8_MAX),
+	IPOIB_ARG_UINT(IPOIB_ARG_GID_INDEX, "0-255", gid_index, 0, UINT8_MAX),
+	IPOIB_ARG_WORD(IPOIB_ARG_SRQ, srq, ipoib_srq_words),
+	IPOIB_ARG_UINT(IPOIB_ARG_MAX_CONNS, "1-65536", max_conns, 1,
+		       IPOIB_MAX_CONNS_LIMIT),
+	IPOIB_ARG_PARSE(IPOIB_ARG_MEM_BUDGET, "64K-1024G: bytes with an "
+			"optional K, M or G suffix", mem_budget,
+			arg_mem_budget),
+	IPOIB_ARG_PARSE(IPOIB_ARG_PKEY, "0x0001-0xffff, not 0x8000", pkey,
+			arg_pkey),
+	IPOIB_ARG_PARSE(IPOIB_ARG_IB_MTU, "256, 512, 1024, 2048 or 4096",
+			ib_mtu, arg_ib_mtu),
+	IPOIB_ARG_WORD(IPOIB_ARG_MODE, mode, ipoib_mode_words),
+	IPOIB_ARG_PARSE(IPOIB_ARG_CAPTURE, "a file path", capture,
+			arg_capture),
+	IPOIB_ARG_UINT(IPOIB_ARG_REAP_IDLE, "0-604800 seconds (0: never)",
+		       reap_idle, 0, IPOIB_REAP_IDLE_MAX),
+	IPOIB_ARG_UINT(IPOIB_ARG_RETRY_MIN, "1-3600000 milliseconds",
+		       retry_min, 1, IPOIB_RETRY_LIMIT),
+	IPOIB_ARG_UINT(IPOIB_ARG_RETRY_MAX, "1-3600000 milliseconds",
+		       retry_max, 1, IPOIB_RETRY_LIMIT),
+	IPOIB_ARG_UINT(IPOIB_ARG_SHM_MAX_QP, "1-65536", shm_max_qp, 1, 65536),
+	IPOIB_ARG_UINT(IPOIB_ARG_SHM_MAX_SRQ_WR, "1-1048576", shm_max_srq_wr,
+		       1, 1 << 20),
+	IPOIB_ARG_UINT(IPOIB_ARG_SHM_MAX_CQE, "1-16777216", shm_max_cqe, 1,
+		       1 << 24),
+	IPOIB_ARG_UINT(IPOIB_ARG_FAULT_DROP, "0-1000000 (parts per million)",
+		       faults.drop_ppm, 0, 1000000),
+	IPOIB_ARG_UINT(IPOIB_ARG_FAULT_CM_DELAY, "0-60000 milliseconds",
+		       faults.cm_delay_ms, 0, 60000),
+	IPOIB_ARG_PARSE(IPOIB_ARG_FAULT_REJ, "all or 0-65536 (connections "
+			"accepted)", faults.rej_after, arg_fault_rej),
+	IPOIB_ARG_PARSE(IPOIB_ARG_FAULT_CM_DROP, "CM message types req, rep, "
+			"rej, rtu, dreq, drep joined with ':'",
+			faults.cm_drop_mask, arg_fault_cm_drop),
 };
+
+/* Parse value into the field arg names; -EINVAL if it is refused. */
+static int
+ipoib_arg_apply(const struct ipoib_arg *arg, const char *value,
+		struct ipoib_config *cfg)
+{
+	void *field = (uint8_t *)cfg + arg->off;
+	uint64_t v;
+	int i;
+
+	if (arg->parse != NULL)
+		return arg->parse(value, field);
+	if (arg->words != NULL) {
+		i = parse_word(value, arg->words);
+		if (i < 0)
+			return i;
+		store_uint(field, arg->size, (uint64_t)i);
+		return 0;
+	}
+	if (parse_uint(value, 10, arg->min, arg->max, &v) < 0)
+		return -EINVAL;
+	store_uint(field, arg->size, v);
+	return 0;
+}
+
+/* The accepted values of arg, as the refusal message says them. */
+static const char *
+ipoib_arg_accepted(const struct ipoib_arg *arg, char *buf, size_t len)
+{
+	size_t off = 0;
+	unsigned int i;
+
+	if (arg->words == NULL)
+		return arg->accepted;
+	buf[0] = '\0';
+	for (i = 0; arg->words[i] != NULL && off < len; i++)
+		off += snprintf(buf + off, len - off, "%s%s", i == 0 ? "" :
+				arg->words[i + 1] == NULL ? " or " : ", ",
+				arg->words[i]);
+	return buf;
+}
 
 /* Keys that only mean something to one transport. */
 static const char *const ipoib_shm_only[] = {
@@ -505,6 +461,7 @@ ipoib_config_parse(struct ipoib_config *cfg, const char *name,
 		   const char *args)
 {
 	struct rte_kvargs *kvlist;
+	char accepted[64];
 	unsigned int i;
 	int ret = 0;
 
@@ -531,11 +488,12 @@ ipoib_config_parse(struct ipoib_config *cfg, const char *name,
 				  pair->key, pair->key);
 			ret = -EINVAL;
 		} else if (pair->value == NULL ||
-			   arg->handler(pair->value, cfg) < 0) {
+			   ipoib_arg_apply(arg, pair->value, cfg) < 0) {
 			IPOIB_LOG(ERR, "%s: invalid value \"%s\" for devarg %s: "
 				  "accepted values are %s", name,
 				  pair->value ? pair->value : "", pair->key,
-				  arg->accepted);
+				  ipoib_arg_accepted(arg, accepted,
+						     sizeof(accepted)));
 			ret = -EINVAL;
 		}
 	}
@@ -545,25 +503,17 @@ ipoib_config_parse(struct ipoib_config *cfg, const char *name,
 	return ret;
 }
 
-static const char *
-ipoib_transport_name(enum ipoib_transport_kind t)
-{
-	return t == IPOIB_TRANSPORT_VERBS ? "verbs" : "shm";
-}
-
 /* Log the effective configuration once, after parsing. */
 void
 ipoib_config_log(const struct ipoib_config *cfg, const char *name)
 {
-	static const char *const srq[] = { "auto", "on", "off" };
-
 	IPOIB_LOG(INFO, "%s: transport=%s fabric=%s guid=0x%016" PRIx64
 		  " srq=%s max_conns=%u mem_budget=%" PRIu64 " pkey=0x%04x"
 		  " ib_mtu=%u mode=%s reap_idle=%u retry=%u..%u ms%s%s",
-		  name, ipoib_transport_name(cfg->transport), cfg->fabric,
-		  cfg->guid, srq[cfg->srq], cfg->max_conns, cfg->mem_budget,
-		  cfg->pkey, cfg->ib_mtu,
-		  cfg->mode == IPOIB_MODE_RAW ? "raw" : "eth", cfg->reap_idle,
+		  name, ipoib_transport_words[cfg->transport], cfg->fabric,
+		  cfg->guid, ipoib_srq_words[cfg->srq], cfg->max_conns,
+		  cfg->mem_budget, cfg->pkey, cfg->ib_mtu,
+		  ipoib_mode_words[cfg->mode], cfg->reap_idle,
 		  cfg->retry_min, cfg->retry_max,
 		  cfg->capture[0] ? " capture=" : "", cfg->capture);
 }
