@@ -68,31 +68,37 @@ name_ok(const char *s, size_t max, bool dots)
 static void
 check_config(const struct ipoib_config *c)
 {
+	const struct ipoib_shm_config *shm = &c->shm;
+	const struct ipoib_verbs_config *verbs = &c->verbs;
+
 	FUZZ_CHECK(c->transport == IPOIB_TRANSPORT_SHM ||
 		   c->transport == IPOIB_TRANSPORT_VERBS);
-	FUZZ_CHECK(name_ok(c->fabric, IPOIB_FABRIC_NAME_MAX, false));
-	FUZZ_CHECK(c->dev[0] == '\0' ||
-		   name_ok(c->dev, IPOIB_DEV_NAME_MAX, true));
-	FUZZ_CHECK(c->port >= 1);
-	FUZZ_CHECK(c->srq <= IPOIB_SRQ_OFF && c->mode <= IPOIB_MODE_RAW);
+	FUZZ_CHECK(c->srq <= IPOIB_SRQ_OFF);
 	FUZZ_CHECK(c->max_conns >= 1 && c->max_conns <= 65536);
 	FUZZ_CHECK(c->mem_budget >= (64ULL << 10) &&
 		   c->mem_budget <= (1ULL << 40));
 	FUZZ_CHECK((c->pkey & 0x7fff) != 0);
-	FUZZ_CHECK(c->ib_mtu >= 256 && c->ib_mtu <= 4096 &&
-		   (c->ib_mtu & (c->ib_mtu - 1)) == 0);
-	FUZZ_CHECK(strnlen(c->capture, sizeof(c->capture)) <
-		   sizeof(c->capture));
 	FUZZ_CHECK(c->reap_idle <= 604800);
 	FUZZ_CHECK(c->retry_min >= 1 && c->retry_min <= c->retry_max &&
 		   c->retry_max <= 3600000);
-	FUZZ_CHECK(c->shm_max_qp <= 65536 && c->shm_max_srq_wr <= (1 << 20) &&
-		   c->shm_max_cqe <= (1 << 24));
-	FUZZ_CHECK(c->faults.drop_ppm <= 1000000 &&
-		   c->faults.cm_delay_ms <= 60000);
-	FUZZ_CHECK(c->faults.rej_after >= -1 && c->faults.rej_after <= 65536);
+	/* transport=shm */
+	FUZZ_CHECK(name_ok(shm->fabric, IPOIB_FABRIC_NAME_MAX, false));
+	FUZZ_CHECK(shm->ib_mtu >= 256 && shm->ib_mtu <= 4096 &&
+		   (shm->ib_mtu & (shm->ib_mtu - 1)) == 0);
+	FUZZ_CHECK(strnlen(shm->capture, sizeof(shm->capture)) <
+		   sizeof(shm->capture));
+	FUZZ_CHECK(shm->max_qp <= 65536 && shm->max_srq_wr <= (1 << 20) &&
+		   shm->max_cqe <= (1 << 24));
+	FUZZ_CHECK(shm->faults.drop_ppm <= 1000000 &&
+		   shm->faults.cm_delay_ms <= 60000);
+	FUZZ_CHECK(shm->faults.rej_after >= -1 &&
+		   shm->faults.rej_after <= 65536);
 	/* bits 1..6: REQ .. DREP */
-	FUZZ_CHECK((c->faults.cm_drop_mask & ~0x7eu) == 0);
+	FUZZ_CHECK((shm->faults.cm_drop_mask & ~0x7eu) == 0);
+	/* transport=verbs */
+	FUZZ_CHECK(verbs->dev[0] == '\0' ||
+		   name_ok(verbs->dev, IPOIB_DEV_NAME_MAX, true));
+	FUZZ_CHECK(verbs->port >= 1);
 }
 
 int

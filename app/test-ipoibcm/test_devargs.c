@@ -39,6 +39,7 @@ static const struct bad_arg bad_args[] = {
 	{ "ib_mtu=1500", "ib_mtu" },
 	{ "ib_mtu=8192", "ib_mtu" },
 	{ "mode=ip", "mode" },
+	{ "mode=raw", "mode" },		/* not implemented */
 	{ "reap_idle=-1", "reap_idle" },
 	{ "retry_min=0", "retry_min" },
 	{ "retry_min=500,retry_max=100", "retry_min" },

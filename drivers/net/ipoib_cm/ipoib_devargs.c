@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright(c) 2026 The net_ipoibcm authors
+ *
+ * Devargs: the port's own keys here, each transport's keys in its table
+ * (struct ipoib_hca_ops.args). The transport is read first; a key of
+ * another transport is refused naming the transport it applies to.
  */
 
 #include <ctype.h>
@@ -11,17 +15,15 @@
 #include <string.h>
 
 #include <rte_common.h>
-#include <rte_cycles.h>
 #include <rte_kvargs.h>
 
 #include "ipoib_devargs.h"
+#include "ipoib_hca.h"
 #include "ipoib_log.h"
 
-#define IPOIB_DEFAULT_FABRIC		"default"
 #define IPOIB_DEFAULT_MAX_CONNS		128	/* Linux non-SRQ limit */
 #define IPOIB_DEFAULT_MEM_BUDGET	(256ULL << 20)
 #define IPOIB_DEFAULT_PKEY		0xffff
-#define IPOIB_DEFAULT_IB_MTU		2048
 #define IPOIB_DEFAULT_REAP_IDLE		512	/* Linux: stale after 512 s */
 #define IPOIB_DEFAULT_RETRY_MIN		100
 #define IPOIB_DEFAULT_RETRY_MAX		30000
@@ -32,41 +34,33 @@
 #define IPOIB_REAP_IDLE_MAX		604800	/* a week */
 #define IPOIB_RETRY_LIMIT		3600000	/* an hour */
 
-/*
- * One devarg: an unsigned integer in [min, max] stored in the field at
- * off (size bytes), one of a list of words stored as its index, or a
- * value of its own kind read by parse.
- */
-struct ipoib_arg {
-	const char *key;
-	const char *accepted;		/* printed when the value is refused */
-	size_t off;			/* the field in struct ipoib_config */
-	size_t size;
-	uint64_t min, max;		/* integers */
-	const char *const *words;	/* words, NULL-terminated */
-	int (*parse)(const char *value, void *field);
-};
-
-#define IPOIB_CFG_FIELD(f) \
-	.off = offsetof(struct ipoib_config, f), \
-	.size = sizeof(((struct ipoib_config *)NULL)->f)
-#define IPOIB_ARG_UINT(k, acc, f, lo, hi) \
-	{ .key = (k), .accepted = (acc), IPOIB_CFG_FIELD(f), \
-	  .min = (lo), .max = (hi) }
-#define IPOIB_ARG_WORD(k, f, w) \
-	{ .key = (k), IPOIB_CFG_FIELD(f), .words = (w) }
-#define IPOIB_ARG_PARSE(k, acc, f, fn) \
-	{ .key = (k), .accepted = (acc), IPOIB_CFG_FIELD(f), .parse = (fn) }
-
 /* The words of each word-valued key, in enum order; also for the log. */
 static const char *const ipoib_transport_words[] = { "shm", "verbs", NULL };
 static const char *const ipoib_srq_words[] = { "auto", "on", "off", NULL };
-static const char *const ipoib_mode_words[] = { "eth", "raw", NULL };
+/* Ethernet emulation only: raw IPoIB frames are not implemented. */
+static const char *const ipoib_mode_words[] = { "eth", NULL };
+
+/* The transports, by enum ipoib_transport_kind; NULL: not in this build. */
+static const struct ipoib_hca_ops *const ipoib_transports[] = {
+	[IPOIB_TRANSPORT_SHM] = &ipoib_hca_shm_ops,
+#ifdef IPOIB_HAVE_VERBS
+	[IPOIB_TRANSPORT_VERBS] = &ipoib_hca_verbs_ops,
+#else
+	[IPOIB_TRANSPORT_VERBS] = NULL,
+#endif
+};
+
+const struct ipoib_hca_ops *
+ipoib_transport_ops(enum ipoib_transport_kind kind)
+{
+	return (unsigned int)kind < RTE_DIM(ipoib_transports) ?
+	       ipoib_transports[kind] : NULL;
+}
 
 /* Unsigned integer in [min, max]; the whole string must be the number. */
-static int
-parse_uint(const char *value, int base, uint64_t min, uint64_t max,
-	   uint64_t *out)
+int
+ipoib_parse_uint(const char *value, int base, uint64_t min, uint64_t max,
+		 uint64_t *out)
 {
 	unsigned long long v;
 	char *end;
@@ -82,8 +76,8 @@ parse_uint(const char *value, int base, uint64_t min, uint64_t max,
 }
 
 /* One of a NULL-terminated list of words; returns its index. */
-static int
-parse_word(const char *value, const char *const words[])
+int
+ipoib_parse_word(const char *value, const char *const words[])
 {
 	unsigned int i;
 
@@ -94,8 +88,8 @@ parse_word(const char *value, const char *const words[])
 }
 
 /* A name of 1..max characters from [A-Za-z0-9_-] (and '.' if dots). */
-static int
-parse_name(const char *value, char *out, size_t max, bool dots)
+int
+ipoib_parse_name(const char *value, char *out, size_t max, bool dots)
 {
 	size_t len = strlen(value), i;
 
@@ -116,6 +110,8 @@ static void
 store_uint(void *field, size_t size, uint64_t v)
 {
 	switch (size) {
+	case 0:
+		break;		/* checked, not stored */
 	case sizeof(uint8_t):
 		*(uint8_t *)field = (uint8_t)v;
 		break;
@@ -129,32 +125,6 @@ store_uint(void *field, size_t size, uint64_t v)
 		*(uint64_t *)field = v;
 		break;
 	}
-}
-
-static int
-arg_fabric(const char *value, void *field)
-{
-	return parse_name(value, field, IPOIB_FABRIC_NAME_MAX, false);
-}
-
-static int
-arg_guid(const char *value, void *field)
-{
-	const char *hex = value;
-	uint64_t v;
-
-	if (strncmp(hex, "0x", 2) == 0 || strncmp(hex, "0X", 2) == 0)
-		hex += 2;
-	if (strlen(hex) > 16 || parse_uint(hex, 16, 1, UINT64_MAX, &v) < 0)
-		return -EINVAL;
-	*(uint64_t *)field = v;
-	return 0;
-}
-
-static int
-arg_dev(const char *value, void *field)
-{
-	return parse_name(value, field, IPOIB_DEV_NAME_MAX, true);
 }
 
 /* Bytes with an optional K, M or G (binary) suffix. */
@@ -182,7 +152,7 @@ arg_mem_budget(const char *value, void *field)
 	}
 	if (shift != 0)
 		num[len - 1] = '\0';
-	if (parse_uint(num, 10, 1, IPOIB_MEM_BUDGET_MAX >> shift, &v) < 0)
+	if (ipoib_parse_uint(num, 10, 1, IPOIB_MEM_BUDGET_MAX >> shift, &v) < 0)
 		return -EINVAL;
 	v <<= shift;
 	if (v < IPOIB_MEM_BUDGET_MIN)
@@ -197,85 +167,15 @@ arg_pkey(const char *value, void *field)
 {
 	uint64_t v;
 
-	if (parse_uint(value, 0, 1, UINT16_MAX, &v) < 0 || (v & 0x7fff) == 0)
+	if (ipoib_parse_uint(value, 0, 1, UINT16_MAX, &v) < 0 ||
+	    (v & 0x7fff) == 0)
 		return -EINVAL;
 	*(uint16_t *)field = (uint16_t)v;
-	return 0;
-}
-
-static int
-arg_ib_mtu(const char *value, void *field)
-{
-	uint64_t v;
-
-	if (parse_uint(value, 10, 256, 4096, &v) < 0 || !rte_is_power_of_2(v))
-		return -EINVAL;
-	*(uint16_t *)field = (uint16_t)v;
-	return 0;
-}
-
-static int
-arg_capture(const char *value, void *field)
-{
-	size_t len = strlen(value);
-
-	if (len == 0 || len >= PATH_MAX)
-		return -EINVAL;
-	memcpy(field, value, len + 1);
-	return 0;
-}
-
-static int
-arg_fault_rej(const char *value, void *field)
-{
-	uint64_t n;
-
-	if (strcmp(value, "all") == 0) {
-		*(int32_t *)field = 0;
-		return 0;
-	}
-	if (parse_uint(value, 10, 0, 65536, &n) < 0)
-		return -EINVAL;
-	*(int32_t *)field = (int32_t)n;
-	return 0;
-}
-
-/* CM message types separated by ':' (kvargs keeps ',' for itself). */
-static int
-arg_fault_cm_drop(const char *value, void *field)
-{
-	static const char *const words[] = {
-		"", "req", "rep", "rej", "rtu", "dreq", "drep", NULL,
-	};
-	char buf[64], *tok, *save = NULL;
-	uint32_t mask = 0;
-	int i;
-
-	RTE_BUILD_BUG_ON(IPOIB_CM_MSG_REQ != 1 || IPOIB_CM_MSG_DREP != 6);
-	if (strlen(value) == 0 || strlen(value) >= sizeof(buf))
-		return -EINVAL;
-	strcpy(buf, value);
-	for (tok = strtok_r(buf, ":", &save); tok != NULL;
-	     tok = strtok_r(NULL, ":", &save)) {
-		i = parse_word(tok, words);
-		if (i <= 0)
-			return -EINVAL;
-		mask |= 1u << i;
-	}
-	*(uint32_t *)field = mask;
 	return 0;
 }
 
 static const struct ipoib_arg ipoib_args[] = {
 	IPOIB_ARG_WORD(IPOIB_ARG_TRANSPORT, transport, ipoib_transport_words),
-	IPOIB_ARG_PARSE(IPOIB_ARG_FABRIC, "1-31 characters of [A-Za-z0-9_-]",
-			fabric, arg_fabric),
-	IPOIB_ARG_PARSE(IPOIB_ARG_GUID, "a non-zero 64-bit hex number, e.g. "
-			"0x0002c90300a1b2c3", guid, arg_guid),
-	IPOIB_ARG_PARSE(IPOIB_ARG_DEV, "an RDMA device name of 1-63 "
-			"characters of [A-Za-z0-9_.-]", dev, arg_dev),
-	IPOIB_ARG_UINT(IPOIB_ARG_PORT, "1-255", port, 1, UINT8_MAX),
-	IPOIB_ARG_UINT(IPOIB_ARG_GID_INDEX, "0-255", gid_index, 0, UINT8_MAX),
 	IPOIB_ARG_WORD(IPOIB_ARG_SRQ, srq, ipoib_srq_words),
 	IPOIB_ARG_UINT(IPOIB_ARG_MAX_CONNS, "1-65536", max_conns, 1,
 		       IPOIB_MAX_CONNS_LIMIT),
@@ -284,31 +184,14 @@ static const struct ipoib_arg ipoib_args[] = {
 			arg_mem_budget),
 	IPOIB_ARG_PARSE(IPOIB_ARG_PKEY, "0x0001-0xffff, not 0x8000", pkey,
 			arg_pkey),
-	IPOIB_ARG_PARSE(IPOIB_ARG_IB_MTU, "256, 512, 1024, 2048 or 4096",
-			ib_mtu, arg_ib_mtu),
-	IPOIB_ARG_WORD(IPOIB_ARG_MODE, mode, ipoib_mode_words),
-	IPOIB_ARG_PARSE(IPOIB_ARG_CAPTURE, "a file path", capture,
-			arg_capture),
+	{ .key = IPOIB_ARG_MODE, .words = ipoib_mode_words,
+	  .accepted = "(raw IPoIB frames are not implemented)" },
 	IPOIB_ARG_UINT(IPOIB_ARG_REAP_IDLE, "0-604800 seconds (0: never)",
 		       reap_idle, 0, IPOIB_REAP_IDLE_MAX),
 	IPOIB_ARG_UINT(IPOIB_ARG_RETRY_MIN, "1-3600000 milliseconds",
 		       retry_min, 1, IPOIB_RETRY_LIMIT),
 	IPOIB_ARG_UINT(IPOIB_ARG_RETRY_MAX, "1-3600000 milliseconds",
 		       retry_max, 1, IPOIB_RETRY_LIMIT),
-	IPOIB_ARG_UINT(IPOIB_ARG_SHM_MAX_QP, "1-65536", shm_max_qp, 1, 65536),
-	IPOIB_ARG_UINT(IPOIB_ARG_SHM_MAX_SRQ_WR, "1-1048576", shm_max_srq_wr,
-		       1, 1 << 20),
-	IPOIB_ARG_UINT(IPOIB_ARG_SHM_MAX_CQE, "1-16777216", shm_max_cqe, 1,
-		       1 << 24),
-	IPOIB_ARG_UINT(IPOIB_ARG_FAULT_DROP, "0-1000000 (parts per million)",
-		       faults.drop_ppm, 0, 1000000),
-	IPOIB_ARG_UINT(IPOIB_ARG_FAULT_CM_DELAY, "0-60000 milliseconds",
-		       faults.cm_delay_ms, 0, 60000),
-	IPOIB_ARG_PARSE(IPOIB_ARG_FAULT_REJ, "all or 0-65536 (connections "
-			"accepted)", faults.rej_after, arg_fault_rej),
-	IPOIB_ARG_PARSE(IPOIB_ARG_FAULT_CM_DROP, "CM message types req, rep, "
-			"rej, rtu, dreq, drep joined with ':'",
-			faults.cm_drop_mask, arg_fault_cm_drop),
 };
 
 /* Parse value into the field arg names; -EINVAL if it is refused. */
@@ -323,13 +206,13 @@ ipoib_arg_apply(const struct ipoib_arg *arg, const char *value,
 	if (arg->parse != NULL)
 		return arg->parse(value, field);
 	if (arg->words != NULL) {
-		i = parse_word(value, arg->words);
+		i = ipoib_parse_word(value, arg->words);
 		if (i < 0)
 			return i;
 		store_uint(field, arg->size, (uint64_t)i);
 		return 0;
 	}
-	if (parse_uint(value, 10, arg->min, arg->max, &v) < 0)
+	if (ipoib_parse_uint(value, 10, arg->min, arg->max, &v) < 0)
 		return -EINVAL;
 	store_uint(field, arg->size, v);
 	return 0;
@@ -349,104 +232,157 @@ ipoib_arg_accepted(const struct ipoib_arg *arg, char *buf, size_t len)
 		off += snprintf(buf + off, len - off, "%s%s", i == 0 ? "" :
 				arg->words[i + 1] == NULL ? " or " : ", ",
 				arg->words[i]);
+	if (arg->accepted != NULL && off < len)
+		snprintf(buf + off, len - off, " %s", arg->accepted);
 	return buf;
 }
 
-/* Keys that only mean something to one transport. */
-static const char *const ipoib_shm_only[] = {
-	IPOIB_ARG_FABRIC, IPOIB_ARG_GUID, IPOIB_ARG_IB_MTU, IPOIB_ARG_CAPTURE,
-	IPOIB_ARG_SHM_MAX_QP, IPOIB_ARG_SHM_MAX_SRQ_WR, IPOIB_ARG_SHM_MAX_CQE,
-	IPOIB_ARG_FAULT_DROP, IPOIB_ARG_FAULT_CM_DELAY, IPOIB_ARG_FAULT_REJ,
-	IPOIB_ARG_FAULT_CM_DROP,
-};
-static const char *const ipoib_verbs_only[] = {
-	IPOIB_ARG_DEV, IPOIB_ARG_PORT, IPOIB_ARG_GID_INDEX,
-};
-
-void
-ipoib_config_defaults(struct ipoib_config *cfg)
-{
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->transport = IPOIB_TRANSPORT_SHM;
-	strcpy(cfg->fabric, IPOIB_DEFAULT_FABRIC);
-	cfg->port = 1;
-	cfg->srq = IPOIB_SRQ_AUTO;
-	cfg->max_conns = IPOIB_DEFAULT_MAX_CONNS;
-	cfg->mem_budget = IPOIB_DEFAULT_MEM_BUDGET;
-	cfg->pkey = IPOIB_DEFAULT_PKEY;
-	cfg->ib_mtu = IPOIB_DEFAULT_IB_MTU;
-	cfg->mode = IPOIB_MODE_ETH;
-	cfg->reap_idle = IPOIB_DEFAULT_REAP_IDLE;
-	cfg->retry_min = IPOIB_DEFAULT_RETRY_MIN;
-	cfg->retry_max = IPOIB_DEFAULT_RETRY_MAX;
-	cfg->faults.rej_after = -1;
-}
-
 static const struct ipoib_arg *
-ipoib_arg_find(const char *key)
+ipoib_arg_in(const struct ipoib_arg *args, unsigned int n, const char *key)
 {
 	unsigned int i;
 
-	for (i = 0; i < RTE_DIM(ipoib_args); i++)
-		if (strcmp(key, ipoib_args[i].key) == 0)
-			return &ipoib_args[i];
+	for (i = 0; i < n; i++)
+		if (strcmp(key, args[i].key) == 0)
+			return &args[i];
 	return NULL;
 }
 
-static bool
-ipoib_key_in(const struct rte_kvargs *kvlist, const char *const keys[],
-	     unsigned int n, const char **found)
+/* The transport whose key this is, or -1. */
+static int
+ipoib_arg_transport(const char *key)
 {
-	unsigned int i;
+	unsigned int t;
 
-	for (i = 0; i < n; i++) {
-		if (rte_kvargs_count(kvlist, keys[i]) != 0) {
-			*found = keys[i];
-			return true;
-		}
-	}
-	return false;
+	for (t = 0; t < RTE_DIM(ipoib_transports); t++)
+		if (ipoib_transports[t] != NULL &&
+		    ipoib_arg_in(ipoib_transports[t]->args,
+				 ipoib_transports[t]->nb_args, key) != NULL)
+			return (int)t;
+	return -1;
 }
 
 static void
 ipoib_log_valid_keys(const char *name)
 {
-	char keys[512];
+	char keys[768];
 	size_t off = 0;
-	unsigned int i;
+	unsigned int i, t;
 
 	for (i = 0; i < RTE_DIM(ipoib_args) && off < sizeof(keys); i++)
 		off += snprintf(keys + off, sizeof(keys) - off, "%s%s",
 				i ? ", " : "", ipoib_args[i].key);
+	for (t = 0; t < RTE_DIM(ipoib_transports); t++) {
+		const struct ipoib_hca_ops *ops = ipoib_transports[t];
+
+		for (i = 0; ops != NULL && i < ops->nb_args &&
+		     off < sizeof(keys); i++)
+			off += snprintf(keys + off, sizeof(keys) - off,
+					", %s (transport=%s)", ops->args[i].key,
+					ipoib_transport_words[t]);
+	}
 	IPOIB_LOG(ERR, "%s: accepted keys: %s", name, keys);
+}
+
+void
+ipoib_config_defaults(struct ipoib_config *cfg)
+{
+	unsigned int t;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->transport = IPOIB_TRANSPORT_SHM;
+	cfg->srq = IPOIB_SRQ_AUTO;
+	cfg->max_conns = IPOIB_DEFAULT_MAX_CONNS;
+	cfg->mem_budget = IPOIB_DEFAULT_MEM_BUDGET;
+	cfg->pkey = IPOIB_DEFAULT_PKEY;
+	cfg->reap_idle = IPOIB_DEFAULT_REAP_IDLE;
+	cfg->retry_min = IPOIB_DEFAULT_RETRY_MIN;
+	cfg->retry_max = IPOIB_DEFAULT_RETRY_MAX;
+	for (t = 0; t < RTE_DIM(ipoib_transports); t++)
+		if (ipoib_transports[t] != NULL &&
+		    ipoib_transports[t]->config_defaults != NULL)
+			ipoib_transports[t]->config_defaults(cfg);
+}
+
+/* The key's value into cfg; a refusal names the key and what it takes. */
+static int
+ipoib_config_pair(struct ipoib_config *cfg, const struct rte_kvargs *kvlist,
+		  const struct rte_kvargs_pair *pair, const char *name)
+{
+	const struct ipoib_hca_ops *ops = ipoib_transports[cfg->transport];
+	const struct ipoib_arg *arg;
+	char accepted[96];
+	int t;
+
+	arg = ipoib_arg_in(ipoib_args, RTE_DIM(ipoib_args), pair->key);
+	if (arg == NULL)
+		arg = ipoib_arg_in(ops->args, ops->nb_args, pair->key);
+	if (arg == NULL) {
+		t = ipoib_arg_transport(pair->key);
+		if (t >= 0) {
+			IPOIB_LOG(ERR, "%s: devarg %s applies to transport=%s "
+				  "only", name, pair->key,
+				  ipoib_transport_words[t]);
+		} else {
+			IPOIB_LOG(ERR, "%s: unknown devarg key \"%s\"", name,
+				  pair->key);
+			ipoib_log_valid_keys(name);
+		}
+		return -EINVAL;
+	}
+	if (rte_kvargs_count(kvlist, pair->key) > 1) {
+		IPOIB_LOG(ERR, "%s: devarg %s given more than once: accepted "
+			  "is a single %s=<value>", name, pair->key, pair->key);
+		return -EINVAL;
+	}
+	if (pair->value == NULL || ipoib_arg_apply(arg, pair->value, cfg) < 0) {
+		IPOIB_LOG(ERR, "%s: invalid value \"%s\" for devarg %s: "
+			  "accepted values are %s", name,
+			  pair->value ? pair->value : "", pair->key,
+			  ipoib_arg_accepted(arg, accepted, sizeof(accepted)));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The transport first: it says which keys the others may be. */
+static int
+ipoib_config_transport(struct ipoib_config *cfg,
+		       const struct rte_kvargs *kvlist, const char *name)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < kvlist->count; i++) {
+		const struct rte_kvargs_pair *pair = &kvlist->pairs[i];
+
+		if (strcmp(pair->key, IPOIB_ARG_TRANSPORT) != 0)
+			continue;
+		ret = ipoib_config_pair(cfg, kvlist, pair, name);
+		if (ret < 0)
+			return ret;
+	}
+	if (ipoib_transports[cfg->transport] == NULL) {
+		IPOIB_LOG(ERR, "%s: devarg %s=%s: this build has no %s "
+			  "transport (libibverbs-dev and librdmacm-dev were "
+			  "not found): accepted value is shm", name,
+			  IPOIB_ARG_TRANSPORT,
+			  ipoib_transport_words[cfg->transport],
+			  ipoib_transport_words[cfg->transport]);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* Checks between keys, once every key has been parsed. */
 static int
-ipoib_config_check(const struct ipoib_config *cfg,
-		   const struct rte_kvargs *kvlist, const char *name)
+ipoib_config_check(const struct ipoib_config *cfg, const char *name)
 {
-	const char *key;
-
 	if (cfg->retry_min > cfg->retry_max) {
 		IPOIB_LOG(ERR, "%s: devarg %s=%u exceeds %s=%u: accepted values "
 			  "are %s <= %s", name, IPOIB_ARG_RETRY_MIN,
 			  cfg->retry_min, IPOIB_ARG_RETRY_MAX, cfg->retry_max,
 			  IPOIB_ARG_RETRY_MIN, IPOIB_ARG_RETRY_MAX);
-		return -EINVAL;
-	}
-	if (cfg->transport == IPOIB_TRANSPORT_SHM &&
-	    ipoib_key_in(kvlist, ipoib_verbs_only, RTE_DIM(ipoib_verbs_only),
-			 &key)) {
-		IPOIB_LOG(ERR, "%s: devarg %s applies to transport=verbs only",
-			  name, key);
-		return -EINVAL;
-	}
-	if (cfg->transport == IPOIB_TRANSPORT_VERBS &&
-	    ipoib_key_in(kvlist, ipoib_shm_only, RTE_DIM(ipoib_shm_only),
-			 &key)) {
-		IPOIB_LOG(ERR, "%s: devarg %s applies to transport=shm only",
-			  name, key);
 		return -EINVAL;
 	}
 	return 0;
@@ -461,9 +397,8 @@ ipoib_config_parse(struct ipoib_config *cfg, const char *name,
 		   const char *args)
 {
 	struct rte_kvargs *kvlist;
-	char accepted[64];
 	unsigned int i;
-	int ret = 0;
+	int ret;
 
 	if (args == NULL || *args == '\0')
 		return 0;
@@ -473,32 +408,13 @@ ipoib_config_parse(struct ipoib_config *cfg, const char *name,
 			  name, args);
 		return -EINVAL;
 	}
-	for (i = 0; i < kvlist->count && ret == 0; i++) {
-		const struct rte_kvargs_pair *pair = &kvlist->pairs[i];
-		const struct ipoib_arg *arg = ipoib_arg_find(pair->key);
-
-		if (arg == NULL) {
-			IPOIB_LOG(ERR, "%s: unknown devarg key \"%s\"", name,
-				  pair->key);
-			ipoib_log_valid_keys(name);
-			ret = -EINVAL;
-		} else if (rte_kvargs_count(kvlist, pair->key) > 1) {
-			IPOIB_LOG(ERR, "%s: devarg %s given more than once: "
-				  "accepted is a single %s=<value>", name,
-				  pair->key, pair->key);
-			ret = -EINVAL;
-		} else if (pair->value == NULL ||
-			   ipoib_arg_apply(arg, pair->value, cfg) < 0) {
-			IPOIB_LOG(ERR, "%s: invalid value \"%s\" for devarg %s: "
-				  "accepted values are %s", name,
-				  pair->value ? pair->value : "", pair->key,
-				  ipoib_arg_accepted(arg, accepted,
-						     sizeof(accepted)));
-			ret = -EINVAL;
-		}
-	}
+	ret = ipoib_config_transport(cfg, kvlist, name);
+	for (i = 0; i < kvlist->count && ret == 0; i++)
+		if (strcmp(kvlist->pairs[i].key, IPOIB_ARG_TRANSPORT) != 0)
+			ret = ipoib_config_pair(cfg, kvlist, &kvlist->pairs[i],
+						name);
 	if (ret == 0)
-		ret = ipoib_config_check(cfg, kvlist, name);
+		ret = ipoib_config_check(cfg, name);
 	rte_kvargs_free(kvlist);
 	return ret;
 }
@@ -507,13 +423,15 @@ ipoib_config_parse(struct ipoib_config *cfg, const char *name,
 void
 ipoib_config_log(const struct ipoib_config *cfg, const char *name)
 {
-	IPOIB_LOG(INFO, "%s: transport=%s fabric=%s guid=0x%016" PRIx64
-		  " srq=%s max_conns=%u mem_budget=%" PRIu64 " pkey=0x%04x"
-		  " ib_mtu=%u mode=%s reap_idle=%u retry=%u..%u ms%s%s",
-		  name, ipoib_transport_words[cfg->transport], cfg->fabric,
-		  cfg->guid, ipoib_srq_words[cfg->srq], cfg->max_conns,
-		  cfg->mem_budget, cfg->pkey, cfg->ib_mtu,
-		  ipoib_mode_words[cfg->mode], cfg->reap_idle,
-		  cfg->retry_min, cfg->retry_max,
-		  cfg->capture[0] ? " capture=" : "", cfg->capture);
+	const struct ipoib_hca_ops *ops = ipoib_transports[cfg->transport];
+	char tr[PATH_MAX + 128] = "";
+
+	if (ops->config_describe != NULL)
+		ops->config_describe(cfg, tr, sizeof(tr));
+	IPOIB_LOG(INFO, "%s: transport=%s%s srq=%s max_conns=%u mem_budget=%"
+		  PRIu64 " pkey=0x%04x mode=%s reap_idle=%u retry=%u..%u ms",
+		  name, ipoib_transport_words[cfg->transport], tr,
+		  ipoib_srq_words[cfg->srq], cfg->max_conns, cfg->mem_budget,
+		  cfg->pkey, ipoib_mode_words[0], cfg->reap_idle,
+		  cfg->retry_min, cfg->retry_max);
 }

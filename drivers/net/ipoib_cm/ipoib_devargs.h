@@ -7,6 +7,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ipoib_hca_types.h"
@@ -49,36 +50,76 @@ enum ipoib_srq_mode {
 	IPOIB_SRQ_OFF,
 };
 
-enum ipoib_frame_mode {
-	IPOIB_MODE_ETH,
-	IPOIB_MODE_RAW,
-};
-
-/* The port's configuration: defaults, then devargs, then checks. */
-struct ipoib_config {
-	enum ipoib_transport_kind transport;
+/* transport=shm: the port on the software fabric (ipoib_hca_shm.c). */
+struct ipoib_shm_config {
 	char fabric[IPOIB_FABRIC_NAME_MAX + 1];
 	uint64_t guid;			/* 0: derived from the device name */
-	char dev[IPOIB_DEV_NAME_MAX + 1];
+	uint16_t ib_mtu;
+	char capture[PATH_MAX];
+	/* resource limits of the software HCA (0: its defaults) */
+	uint32_t max_qp;
+	uint32_t max_srq_wr;
+	uint32_t max_cqe;
+	/* fault injection on what this port receives */
+	struct ipoib_faults faults;
+};
+
+/* transport=verbs: a port of an RDMA device (verbs/ipoib_verbs_port.c). */
+struct ipoib_verbs_config {
+	char dev[IPOIB_DEV_NAME_MAX + 1];	/* empty: the first device */
 	uint8_t port;
 	uint8_t gid_index;
+};
+
+/*
+ * The port's configuration: defaults, then devargs, then checks. The
+ * keys of a transport are its own (struct ipoib_hca_ops.args).
+ */
+struct ipoib_config {
+	enum ipoib_transport_kind transport;
 	enum ipoib_srq_mode srq;
 	uint32_t max_conns;
 	uint64_t mem_budget;		/* bytes */
 	uint16_t pkey;
-	uint16_t ib_mtu;
-	enum ipoib_frame_mode mode;
-	char capture[PATH_MAX];
 	uint32_t reap_idle;		/* seconds, 0: never */
 	uint32_t retry_min;		/* milliseconds */
 	uint32_t retry_max;		/* milliseconds */
-	/* shm: resource limits of the software HCA (0: its defaults) */
-	uint32_t shm_max_qp;
-	uint32_t shm_max_srq_wr;
-	uint32_t shm_max_cqe;
-	/* shm: fault injection on what this port receives */
-	struct ipoib_faults faults;
+	struct ipoib_shm_config shm;
+	struct ipoib_verbs_config verbs;
 };
+
+/*
+ * One devarg: an unsigned integer in [min, max] stored in the field at
+ * off (size bytes), one of a list of words stored as its index, or a
+ * value of its own kind read by parse. A word key with size 0 is checked
+ * and stored nowhere.
+ */
+struct ipoib_arg {
+	const char *key;
+	const char *accepted;		/* printed when the value is refused */
+	size_t off;			/* the field in struct ipoib_config */
+	size_t size;
+	uint64_t min, max;		/* integers */
+	const char *const *words;	/* words, NULL-terminated */
+	int (*parse)(const char *value, void *field);
+};
+
+#define IPOIB_CFG_FIELD(f) \
+	.off = offsetof(struct ipoib_config, f), \
+	.size = sizeof(((struct ipoib_config *)NULL)->f)
+#define IPOIB_ARG_UINT(k, acc, f, lo, hi) \
+	{ .key = (k), .accepted = (acc), IPOIB_CFG_FIELD(f), \
+	  .min = (lo), .max = (hi) }
+#define IPOIB_ARG_WORD(k, f, w) \
+	{ .key = (k), IPOIB_CFG_FIELD(f), .words = (w) }
+#define IPOIB_ARG_PARSE(k, acc, f, fn) \
+	{ .key = (k), .accepted = (acc), IPOIB_CFG_FIELD(f), .parse = (fn) }
+
+/* Parsers for the transports' keys; 0 or -EINVAL. */
+int ipoib_parse_uint(const char *value, int base, uint64_t min, uint64_t max,
+		     uint64_t *out);
+int ipoib_parse_word(const char *value, const char *const words[]);
+int ipoib_parse_name(const char *value, char *out, size_t max, bool dots);
 
 /* The string RTE_PMD_REGISTER_PARAM_STRING publishes. */
 #define IPOIB_PARAM_STRING \
@@ -93,7 +134,7 @@ struct ipoib_config {
 	IPOIB_ARG_MEM_BUDGET "=<bytes>[K|M|G] " \
 	IPOIB_ARG_PKEY "=<0x0001-0xffff> " \
 	IPOIB_ARG_IB_MTU "=256|512|1024|2048|4096 " \
-	IPOIB_ARG_MODE "=eth|raw " \
+	IPOIB_ARG_MODE "=eth " \
 	IPOIB_ARG_CAPTURE "=<pcap file> " \
 	IPOIB_ARG_REAP_IDLE "=<seconds> " \
 	IPOIB_ARG_RETRY_MIN "=<ms> " \
@@ -106,9 +147,14 @@ struct ipoib_config {
 	IPOIB_ARG_FAULT_REJ "=all|<n> " \
 	IPOIB_ARG_FAULT_CM_DROP "=<req:rep:rej:rtu:dreq:drep>"
 
+struct ipoib_hca_ops;
+
 void ipoib_config_defaults(struct ipoib_config *cfg);
 int ipoib_config_parse(struct ipoib_config *cfg, const char *name,
 		       const char *args);
 void ipoib_config_log(const struct ipoib_config *cfg, const char *name);
+/* The ops of a transport; NULL if this build does not have it. */
+const struct ipoib_hca_ops *
+ipoib_transport_ops(enum ipoib_transport_kind kind);
 
 #endif /* IPOIB_DEVARGS_H */

@@ -330,11 +330,6 @@ ipoib_probe(struct rte_vdev_device *vdev)
 	ret = ipoib_config_parse(&cfg, name, rte_vdev_device_args(vdev));
 	if (ret < 0)
 		return ret;
-	if (cfg.mode == IPOIB_MODE_RAW) {
-		IPOIB_LOG(ERR, "%s: devarg mode=raw is not implemented yet: "
-			  "accepted value is eth", name);
-		return -ENOTSUP;
-	}
 	ipoib_config_log(&cfg, name);
 
 	dev = rte_eth_vdev_allocate(vdev, sizeof(*priv));

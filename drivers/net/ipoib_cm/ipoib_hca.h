@@ -172,6 +172,17 @@ struct ipoib_hca_stats {
 struct ipoib_hca_ops {
 	const char *name;
 
+	/*
+	 * The transport's devargs, parsed into its part of struct
+	 * ipoib_config after the port's own keys; its defaults set there
+	 * first; a description of them for the configuration's log line.
+	 */
+	const struct ipoib_arg *args;
+	unsigned int nb_args;
+	void (*config_defaults)(struct ipoib_config *cfg);
+	void (*config_describe)(const struct ipoib_config *cfg, char *buf,
+				size_t len);
+
 	/* Open the port named by the devargs; close releases everything. */
 	int (*open)(const struct ipoib_config *cfg, const char *dev_name,
 		    struct ipoib_hca **hca);

@@ -6,6 +6,8 @@
  */
 
 #include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,14 +43,14 @@ ipoib_shm_open(const struct ipoib_config *cfg, const char *dev_name,
 	       struct ipoib_hca **hcap)
 {
 	struct shm_port_conf pc = {
-		.guid = cfg->guid,
+		.guid = cfg->shm.guid,
 		.name = dev_name,
-		.ib_mtu = cfg->ib_mtu,
+		.ib_mtu = cfg->shm.ib_mtu,
 		.npkeys = 1,
 		.pkeys = { cfg->pkey },
-		.max_qp = cfg->shm_max_qp,
-		.max_srq_wr = cfg->shm_max_srq_wr,
-		.max_cqe = cfg->shm_max_cqe,
+		.max_qp = cfg->shm.max_qp,
+		.max_srq_wr = cfg->shm.max_srq_wr,
+		.max_cqe = cfg->shm.max_cqe,
 	};
 	struct shm_port_info info;
 	struct ipoib_hca *hca;
@@ -60,20 +62,20 @@ ipoib_shm_open(const struct ipoib_config *cfg, const char *dev_name,
 	hca = calloc(1, sizeof(*hca));
 	if (hca == NULL)
 		return -ENOMEM;
-	ret = shm_fabric_attach(cfg->fabric, &hca->f);
+	ret = shm_fabric_attach(cfg->shm.fabric, &hca->f);
 	if (ret < 0)
 		goto fail;
 	ret = shm_port_open(hca->f, &pc, &hca->port);
 	if (ret < 0)
 		goto fail_detach;
-	if (cfg->capture[0] != '\0') {
-		ret = shm_port_capture(hca->port, cfg->capture);
+	if (cfg->shm.capture[0] != '\0') {
+		ret = shm_port_capture(hca->port, cfg->shm.capture);
 		if (ret < 0)
 			goto fail_port;
 	}
-	shm_port_set_faults(hca->port, &cfg->faults);
+	shm_port_set_faults(hca->port, &cfg->shm.faults);
 	shm_port_query(hca->port, &info);
-	snprintf(hca->name, sizeof(hca->name), "shm:%s/%u", cfg->fabric,
+	snprintf(hca->name, sizeof(hca->name), "shm:%s/%u", cfg->shm.fabric,
 		 info.index);
 	*hcap = hca;
 	return 0;
@@ -512,8 +514,146 @@ ipoib_shm_faults_get(struct ipoib_hca *hca, struct ipoib_faults *fl)
 	return 0;
 }
 
+/* ---- devargs ------------------------------------------------------------- */
+
+#define IPOIB_SHM_DEFAULT_FABRIC	"default"
+#define IPOIB_SHM_DEFAULT_IB_MTU	2048
+
+static int
+arg_fabric(const char *value, void *field)
+{
+	return ipoib_parse_name(value, field, IPOIB_FABRIC_NAME_MAX, false);
+}
+
+static int
+arg_guid(const char *value, void *field)
+{
+	const char *hex = value;
+	uint64_t v;
+
+	if (strncmp(hex, "0x", 2) == 0 || strncmp(hex, "0X", 2) == 0)
+		hex += 2;
+	if (strlen(hex) > 16 || ipoib_parse_uint(hex, 16, 1, UINT64_MAX, &v) < 0)
+		return -EINVAL;
+	*(uint64_t *)field = v;
+	return 0;
+}
+
+static int
+arg_ib_mtu(const char *value, void *field)
+{
+	uint64_t v;
+
+	if (ipoib_parse_uint(value, 10, 256, 4096, &v) < 0 || !rte_is_power_of_2(v))
+		return -EINVAL;
+	*(uint16_t *)field = (uint16_t)v;
+	return 0;
+}
+
+static int
+arg_capture(const char *value, void *field)
+{
+	size_t len = strlen(value);
+
+	if (len == 0 || len >= PATH_MAX)
+		return -EINVAL;
+	memcpy(field, value, len + 1);
+	return 0;
+}
+
+static int
+arg_fault_rej(const char *value, void *field)
+{
+	uint64_t n;
+
+	if (strcmp(value, "all") == 0) {
+		*(int32_t *)field = 0;
+		return 0;
+	}
+	if (ipoib_parse_uint(value, 10, 0, 65536, &n) < 0)
+		return -EINVAL;
+	*(int32_t *)field = (int32_t)n;
+	return 0;
+}
+
+/* CM message types separated by ':' (kvargs keeps ',' for itself). */
+static int
+arg_fault_cm_drop(const char *value, void *field)
+{
+	static const char *const words[] = {
+		"", "req", "rep", "rej", "rtu", "dreq", "drep", NULL,
+	};
+	char buf[64], *tok, *save = NULL;
+	uint32_t mask = 0;
+	int i;
+
+	RTE_BUILD_BUG_ON(IPOIB_CM_MSG_REQ != 1 || IPOIB_CM_MSG_DREP != 6);
+	if (strlen(value) == 0 || strlen(value) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, value);
+	for (tok = strtok_r(buf, ":", &save); tok != NULL;
+	     tok = strtok_r(NULL, ":", &save)) {
+		i = ipoib_parse_word(tok, words);
+		if (i <= 0)
+			return -EINVAL;
+		mask |= 1u << i;
+	}
+	*(uint32_t *)field = mask;
+	return 0;
+}
+
+static const struct ipoib_arg ipoib_shm_args[] = {
+	IPOIB_ARG_PARSE(IPOIB_ARG_FABRIC, "1-31 characters of [A-Za-z0-9_-]",
+			shm.fabric, arg_fabric),
+	IPOIB_ARG_PARSE(IPOIB_ARG_GUID, "a non-zero 64-bit hex number, e.g. "
+			"0x0002c90300a1b2c3", shm.guid, arg_guid),
+	IPOIB_ARG_PARSE(IPOIB_ARG_IB_MTU, "256, 512, 1024, 2048 or 4096",
+			shm.ib_mtu, arg_ib_mtu),
+	IPOIB_ARG_PARSE(IPOIB_ARG_CAPTURE, "a file path", shm.capture,
+			arg_capture),
+	IPOIB_ARG_UINT(IPOIB_ARG_SHM_MAX_QP, "1-65536", shm.max_qp, 1, 65536),
+	IPOIB_ARG_UINT(IPOIB_ARG_SHM_MAX_SRQ_WR, "1-1048576", shm.max_srq_wr,
+		       1, 1 << 20),
+	IPOIB_ARG_UINT(IPOIB_ARG_SHM_MAX_CQE, "1-16777216", shm.max_cqe, 1,
+		       1 << 24),
+	IPOIB_ARG_UINT(IPOIB_ARG_FAULT_DROP, "0-1000000 (parts per million)",
+		       shm.faults.drop_ppm, 0, 1000000),
+	IPOIB_ARG_UINT(IPOIB_ARG_FAULT_CM_DELAY, "0-60000 milliseconds",
+		       shm.faults.cm_delay_ms, 0, 60000),
+	IPOIB_ARG_PARSE(IPOIB_ARG_FAULT_REJ, "all or 0-65536 (connections "
+			"accepted)", shm.faults.rej_after, arg_fault_rej),
+	IPOIB_ARG_PARSE(IPOIB_ARG_FAULT_CM_DROP, "CM message types req, rep, "
+			"rej, rtu, dreq, drep joined with ':'",
+			shm.faults.cm_drop_mask, arg_fault_cm_drop),
+};
+
+static void
+ipoib_shm_config_defaults(struct ipoib_config *cfg)
+{
+	strcpy(cfg->shm.fabric, IPOIB_SHM_DEFAULT_FABRIC);
+	cfg->shm.ib_mtu = IPOIB_SHM_DEFAULT_IB_MTU;
+	cfg->shm.faults.rej_after = -1;
+}
+
+static void
+ipoib_shm_config_describe(const struct ipoib_config *cfg, char *buf,
+			  size_t len)
+{
+	const struct ipoib_shm_config *c = &cfg->shm;
+
+	snprintf(buf, len, " fabric=%s guid=0x%016" PRIx64 " ib_mtu=%u%s%s",
+		 c->fabric, c->guid, c->ib_mtu,
+		 c->capture[0] ? " capture=" : "", c->capture);
+}
+
+/* ---- ops ----------------------------------------------------------------- */
+
 const struct ipoib_hca_ops ipoib_hca_shm_ops = {
 	.name = "shm",
+	.args = ipoib_shm_args,
+	.nb_args = RTE_DIM(ipoib_shm_args),
+	.config_defaults = ipoib_shm_config_defaults,
+	.config_describe = ipoib_shm_config_describe,
 	.open = ipoib_shm_open,
 	.close = ipoib_shm_close,
 	.query_port = ipoib_shm_query_port,

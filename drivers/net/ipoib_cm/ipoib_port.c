@@ -16,16 +16,6 @@
 #include "ipoib_log.h"
 #include "ipoib_rxq.h"
 
-static const struct ipoib_hca_ops *
-ipoib_transport_ops(enum ipoib_transport_kind kind)
-{
-#ifdef IPOIB_HAVE_VERBS
-	if (kind == IPOIB_TRANSPORT_VERBS)
-		return &ipoib_hca_verbs_ops;
-#endif
-	return kind == IPOIB_TRANSPORT_SHM ? &ipoib_hca_shm_ops : NULL;
-}
-
 /* The index of our P_Key in the port's table, or -1. */
 static int
 ipoib_pkey_index(const struct ipoib_port_attr *attr, uint16_t pkey)
@@ -185,13 +175,8 @@ ipoib_port_open(struct ipoib_priv *priv, const char *name)
 	uint8_t mgid[IPOIB_GID_LEN];
 	int ret, pkey_index;
 
+	/* ipoib_config_parse() refused a transport this build lacks */
 	priv->ops = ipoib_transport_ops(priv->cfg.transport);
-	if (priv->ops == NULL) {
-		IPOIB_LOG(ERR, "%s: devarg transport=verbs: this build has no "
-			  "verbs transport (libibverbs-dev and librdmacm-dev "
-			  "were not found): accepted value is shm", name);
-		return -ENOTSUP;
-	}
 	rte_spinlock_init(&priv->mcast_lock);
 	ret = priv->ops->open(&priv->cfg, name, &priv->hca);
 	if (ret < 0) {

@@ -150,14 +150,14 @@ ipoib_verbs_open(const struct ipoib_config *cfg, const char *dev_name,
 	hca->wake_fd = -1;
 	rte_spinlock_init(&hca->qp_lock);
 	rte_spinlock_init(&hca->mr_lock);
-	hca->ctx = ipoib_verbs_open_device(cfg->dev, hca->dev_name,
+	hca->ctx = ipoib_verbs_open_device(cfg->verbs.dev, hca->dev_name,
 					   sizeof(hca->dev_name));
 	if (hca->ctx == NULL) {
 		ret = -(errno ? errno : ENODEV);
 		goto fail;
 	}
-	hca->port = cfg->port;
-	hca->gid_index = cfg->gid_index;
+	hca->port = cfg->verbs.port;
+	hca->gid_index = cfg->verbs.gid_index;
 	hca->pkey = cfg->pkey;
 	ret = ibv_query_device(hca->ctx, &hca->dattr);
 	if (ret != 0) {
@@ -388,10 +388,46 @@ ipoib_verbs_stats_get(struct ipoib_hca *hca, struct ipoib_hca_stats *st)
 	st->len_errs = __atomic_load_n(&hca->len_errs, __ATOMIC_RELAXED);
 }
 
+/* ---- devargs ------------------------------------------------------------- */
+
+static int
+ipoib_verbs_arg_dev(const char *value, void *field)
+{
+	return ipoib_parse_name(value, field, IPOIB_DEV_NAME_MAX, true);
+}
+
+static const struct ipoib_arg ipoib_verbs_args[] = {
+	IPOIB_ARG_PARSE(IPOIB_ARG_DEV, "an RDMA device name of 1-63 "
+			"characters of [A-Za-z0-9_.-]", verbs.dev,
+			ipoib_verbs_arg_dev),
+	IPOIB_ARG_UINT(IPOIB_ARG_PORT, "1-255", verbs.port, 1, UINT8_MAX),
+	IPOIB_ARG_UINT(IPOIB_ARG_GID_INDEX, "0-255", verbs.gid_index, 0,
+		       UINT8_MAX),
+};
+
+static void
+ipoib_verbs_config_defaults(struct ipoib_config *cfg)
+{
+	cfg->verbs.port = 1;
+}
+
+static void
+ipoib_verbs_config_describe(const struct ipoib_config *cfg, char *buf,
+			    size_t len)
+{
+	snprintf(buf, len, " dev=%s port=%u gid_index=%u",
+		 cfg->verbs.dev[0] ? cfg->verbs.dev : "(first)",
+		 cfg->verbs.port, cfg->verbs.gid_index);
+}
+
 /* ---- ops ----------------------------------------------------------------- */
 
 const struct ipoib_hca_ops ipoib_hca_verbs_ops = {
 	.name = "verbs",
+	.args = ipoib_verbs_args,
+	.nb_args = RTE_DIM(ipoib_verbs_args),
+	.config_defaults = ipoib_verbs_config_defaults,
+	.config_describe = ipoib_verbs_config_describe,
 	.open = ipoib_verbs_open,
 	.close = ipoib_verbs_close,
 	.query_port = ipoib_verbs_query_port,
