@@ -90,9 +90,9 @@ rte_pmd_ipoibcm_faults_set(uint16_t port_id,
 		return -ENODEV;
 	if (priv->hca == NULL)
 		return -EIO;
-	if (priv->ops->faults_set == NULL)
+	if (priv->ops->test == NULL || priv->ops->test->faults_set == NULL)
 		return -ENOTSUP;
-	return priv->ops->faults_set(priv->hca, &hf);
+	return priv->ops->test->faults_set(priv->hca, &hf);
 }
 
 int
@@ -106,9 +106,9 @@ rte_pmd_ipoibcm_faults_get(uint16_t port_id, struct rte_pmd_ipoibcm_faults *f)
 		return -ENODEV;
 	if (priv->hca == NULL)
 		return -EIO;
-	if (priv->ops->faults_get == NULL)
+	if (priv->ops->test == NULL || priv->ops->test->faults_get == NULL)
 		return -ENOTSUP;
-	ret = priv->ops->faults_get(priv->hca, &hf);
+	ret = priv->ops->test->faults_get(priv->hca, &hf);
 	if (ret < 0)
 		return ret;
 	f->drop_ppm = hf.drop_ppm;

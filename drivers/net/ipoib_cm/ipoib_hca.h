@@ -38,6 +38,7 @@ struct ipoib_hca_cq;
 struct ipoib_hca_srq;
 struct ipoib_hca_qp;
 struct ipoib_hca_ah;	/* UD address handle */
+struct ipoib_hca_test_ops;
 
 /* Port attributes, as ibv_query_port/ibv_query_device would give them. */
 struct ipoib_port_attr {
@@ -264,11 +265,19 @@ struct ipoib_hca_ops {
 	int (*async_poll)(struct ipoib_hca *hca, struct ipoib_async_event *ev,
 			  int n);
 	void (*stats_get)(struct ipoib_hca *hca, struct ipoib_hca_stats *st);
-	/*
-	 * Subnet directory (optional): publish this port's Ethernet-emulation
-	 * address, and find the hardware address that published mac. Lets
-	 * applications that never ARP (testpmd) reach each other.
-	 */
+
+	/* Test hooks: NULL for a transport without any. */
+	const struct ipoib_hca_test_ops *test;
+};
+
+/*
+ * What a transport offers tests, not production; every hook optional
+ * (NULL). A subnet directory lets applications that never ARP (testpmd)
+ * reach each other: publish this port's Ethernet-emulation address, find
+ * the hardware address that published mac. Fault injection changes what
+ * the port receives.
+ */
+struct ipoib_hca_test_ops {
 	int (*addr_publish)(struct ipoib_hca *hca, const uint8_t *mac,
 			    uint32_t ud_qpn, uint8_t flags);
 	int (*addr_resolve)(struct ipoib_hca *hca, const uint8_t *mac,

@@ -514,6 +514,14 @@ ipoib_shm_faults_get(struct ipoib_hca *hca, struct ipoib_faults *fl)
 	return 0;
 }
 
+/* The fabric's address records, and its fault injection. */
+static const struct ipoib_hca_test_ops ipoib_shm_test_ops = {
+	.addr_publish = ipoib_shm_addr_publish,
+	.addr_resolve = ipoib_shm_addr_resolve,
+	.faults_set = ipoib_shm_faults_set,
+	.faults_get = ipoib_shm_faults_get,
+};
+
 /* ---- devargs ------------------------------------------------------------- */
 
 #define IPOIB_SHM_DEFAULT_FABRIC	"default"
@@ -689,8 +697,5 @@ const struct ipoib_hca_ops ipoib_hca_shm_ops = {
 	.ctrl_wake = ipoib_shm_ctrl_wake,
 	.async_poll = ipoib_shm_async_poll,
 	.stats_get = ipoib_shm_stats_get,
-	.addr_publish = ipoib_shm_addr_publish,
-	.addr_resolve = ipoib_shm_addr_resolve,
-	.faults_set = ipoib_shm_faults_set,
-	.faults_get = ipoib_shm_faults_get,
+	.test = &ipoib_shm_test_ops,
 };

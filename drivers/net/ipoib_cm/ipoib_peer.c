@@ -234,9 +234,10 @@ ipoib_peer_flags(struct ipoib_priv *priv, const struct ipoib_hwaddr *hw,
 {
 	struct ipoib_hwaddr dir;
 
-	if (hw->bytes[0] != 0 || priv->ops->addr_resolve == NULL ||
-	    priv->ops->addr_resolve(priv->hca, mac->addr_bytes,
-				    dir.bytes) < 0 ||
+	if (hw->bytes[0] != 0 || priv->ops->test == NULL ||
+	    priv->ops->test->addr_resolve == NULL ||
+	    priv->ops->test->addr_resolve(priv->hca, mac->addr_bytes,
+					  dir.bytes) < 0 ||
 	    !ipoib_hwaddr_eq_qpn_gid(&dir, hw))
 		return hw->bytes[0];
 	return dir.bytes[0];

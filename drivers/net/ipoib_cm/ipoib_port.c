@@ -215,10 +215,10 @@ ipoib_port_open(struct ipoib_priv *priv, const char *name)
 	ret = ipoib_mcast_join(priv, mgid);
 	if (ret < 0)
 		goto fail_ud;
-	if (priv->ops->addr_publish != NULL)
-		priv->ops->addr_publish(priv->hca, priv->mac.addr_bytes,
-					priv->ud_qpn,
-					priv->eth.port_hw.bytes[0]);
+	if (priv->ops->test != NULL && priv->ops->test->addr_publish != NULL)
+		priv->ops->test->addr_publish(priv->hca, priv->mac.addr_bytes,
+					      priv->ud_qpn,
+					      priv->eth.port_hw.bytes[0]);
 	ipoib_port_log(priv, name);
 	return 0;
 fail_ud:

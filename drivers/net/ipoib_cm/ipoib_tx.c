@@ -63,13 +63,13 @@ ipoib_tx_resolve(struct ipoib_txq *txq, const struct rte_ether_addr *mac)
 	struct ipoib_hwaddr hw;
 	uint64_t now = rte_get_timer_cycles();
 
-	if (priv->ops->addr_resolve == NULL)
+	if (priv->ops->test == NULL || priv->ops->test->addr_resolve == NULL)
 		return NULL;
 	if (rte_is_same_ether_addr(mac, &txq->neg_mac) &&
 	    now - txq->neg_tsc < txq->neg_cycles)
 		return NULL;
-	if (priv->ops->addr_resolve(priv->hca, mac->addr_bytes,
-				    hw.bytes) < 0) {
+	if (priv->ops->test->addr_resolve(priv->hca, mac->addr_bytes,
+					  hw.bytes) < 0) {
 		txq->neg_mac = *mac;
 		txq->neg_tsc = now;
 		return NULL;

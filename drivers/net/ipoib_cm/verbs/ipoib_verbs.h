@@ -284,6 +284,8 @@ int ipoib_verbs_addr_publish(struct ipoib_hca *hca, const uint8_t *mac,
 			     uint32_t ud_qpn, uint8_t flags);
 int ipoib_verbs_addr_resolve(struct ipoib_hca *hca, const uint8_t *mac,
 			     uint8_t *hwaddr);
+/* Close: this port's record leaves the directory. */
+void ipoib_verbs_dir_remove(struct ipoib_hca *hca);
 
 /* ipoib_verbs_addr.c: rdma_cm addresses */
 int ipoib_vcm_sid_map(uint64_t sid, enum rdma_port_space *ps, uint16_t *port);

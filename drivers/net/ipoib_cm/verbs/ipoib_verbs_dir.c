@@ -95,3 +95,11 @@ ipoib_verbs_addr_resolve(struct ipoib_hca *hca, const uint8_t *mac,
 	}
 	return 0;
 }
+
+void
+ipoib_verbs_dir_remove(struct ipoib_hca *hca)
+{
+	if (hca->dir_file[0] != '\0')
+		unlink(hca->dir_file);
+	hca->dir_file[0] = '\0';
+}

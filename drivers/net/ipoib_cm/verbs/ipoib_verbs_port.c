@@ -248,8 +248,7 @@ ipoib_verbs_close(struct ipoib_hca *hca)
 	int ret;
 
 	ipoib_verbs_cm_close(hca);
-	if (hca->dir_file[0] != '\0')
-		unlink(hca->dir_file);
+	ipoib_verbs_dir_remove(hca);
 	if (hca->mempool_cb)
 		rte_mempool_event_callback_unregister(
 			ipoib_verbs_mempool_event, hca);
@@ -388,6 +387,12 @@ ipoib_verbs_stats_get(struct ipoib_hca *hca, struct ipoib_hca_stats *st)
 	st->len_errs = __atomic_load_n(&hca->len_errs, __ATOMIC_RELAXED);
 }
 
+/* The test-only subnet directory (ipoib_verbs_dir.c); no fault injection. */
+static const struct ipoib_hca_test_ops ipoib_verbs_test_ops = {
+	.addr_publish = ipoib_verbs_addr_publish,
+	.addr_resolve = ipoib_verbs_addr_resolve,
+};
+
 /* ---- devargs ------------------------------------------------------------- */
 
 static int
@@ -462,8 +467,5 @@ const struct ipoib_hca_ops ipoib_hca_verbs_ops = {
 	.ctrl_wake = ipoib_verbs_ctrl_wake,
 	.async_poll = ipoib_verbs_async_poll,
 	.stats_get = ipoib_verbs_stats_get,
-	.addr_publish = ipoib_verbs_addr_publish,
-	.addr_resolve = ipoib_verbs_addr_resolve,
-	.faults_set = NULL,
-	.faults_get = NULL,
+	.test = &ipoib_verbs_test_ops,
 };
