@@ -32,7 +32,7 @@
 
 #define IPOIB_MAX_QUEUES	16
 #define IPOIB_MIN_MTU		68
-#define IPOIB_MAX_DESC		8192
+#define IPOIB_MAX_DESC		8192	/* send WRs of a QP, at most */
 #define IPOIB_MIN_DESC		32
 #define IPOIB_BURST		32
 #define IPOIB_UD_RING		2048	/* UD receive WRs (queue 0) */

@@ -38,19 +38,22 @@ ipoib_dev_infos_get(struct rte_eth_dev *dev, struct rte_eth_dev_info *info)
 	info->min_rx_bufsize = RTE_ETHER_MIN_LEN;
 	info->rx_offload_capa = RTE_ETH_RX_OFFLOAD_SCATTER;
 	info->tx_offload_capa = RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	/* what the transport allows (ethdev checks queue setups with it) */
 	info->rx_desc_lim = (struct rte_eth_desc_lim){
-		.nb_max = IPOIB_MAX_DESC,
+		.nb_max = ipoib_rxq_desc_max(priv),
 		.nb_min = IPOIB_MIN_DESC,
 		.nb_align = 1,
 	};
+	/* a transmit queue sends on QPs of IPOIB_MAX_DESC send WRs at most */
 	info->tx_desc_lim = info->rx_desc_lim;
+	info->tx_desc_lim.nb_max = (uint16_t)RTE_MIN((uint32_t)IPOIB_MAX_DESC,
+						     priv->attr.max_qp_wr);
 	info->default_rxportconf.ring_size = 512;
 	info->default_txportconf.ring_size = 512;
 	info->default_rxportconf.nb_queues = 1;
 	info->default_txportconf.nb_queues = 1;
 	info->speed_capa = RTE_ETH_LINK_SPEED_FIXED;
 	info->dev_capa = 0;
-	RTE_SET_USED(priv);
 	return 0;
 }
 

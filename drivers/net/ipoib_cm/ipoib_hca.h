@@ -53,7 +53,8 @@ struct ipoib_port_attr {
 	uint32_t max_qp_wr;
 	uint32_t max_srq_wr;
 	uint32_t max_cqe;
-	uint32_t max_sge;
+	uint32_t max_sge;		/* of a QP's own receive queue */
+	uint32_t max_srq_sge;		/* of an SRQ */
 	uint32_t link_speed;		/* RTE_ETH_SPEED_NUM_* */
 	const char *name;		/* device name for logs: "shm:lab/3" */
 };

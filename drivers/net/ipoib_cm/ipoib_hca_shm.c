@@ -115,6 +115,7 @@ ipoib_shm_query_port(struct ipoib_hca *hca, struct ipoib_port_attr *attr)
 	attr->max_srq_wr = info.max_srq_wr;
 	attr->max_cqe = info.max_cqe;
 	attr->max_sge = IPOIB_MAX_SGE;
+	attr->max_srq_sge = IPOIB_MAX_SGE;
 	attr->link_speed = RTE_ETH_SPEED_NUM_100G;
 	attr->name = hca->name;
 	return 0;

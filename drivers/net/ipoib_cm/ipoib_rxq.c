@@ -173,6 +173,14 @@ ipoib_rx_ring_drain(struct ipoib_priv *priv, struct ipoib_hca_cq *cq,
 
 /* ---- receive queues ------------------------------------------------------ */
 
+/* CQ entries a queue needs besides its receive descriptors. */
+static uint32_t
+ipoib_rxq_cqe_fixed(const struct ipoib_priv *priv)
+{
+	/* every active QP has a 1-WR receive queue on some CQ */
+	return priv->cfg.max_conns + 64;
+}
+
 uint32_t
 ipoib_rxq_cqe(const struct ipoib_priv *priv, uint16_t nb_desc)
 {
@@ -180,15 +188,32 @@ ipoib_rxq_cqe(const struct ipoib_priv *priv, uint16_t nb_desc)
 	uint32_t per_q, fit;
 	uint64_t ring;
 
-	/* every active QP has a 1-WR receive queue on some CQ */
 	if (priv->srq)
-		return nb_desc + priv->cfg.max_conns + 64;
+		return nb_desc + ipoib_rxq_cqe_fixed(priv);
 	per_q = (priv->cfg.max_conns + data->nb_rx_queues - 1) /
 		data->nb_rx_queues;
 	ring = ipoib_conn_ring_bytes(priv, data->rx_queues[0]);
 	fit = (uint32_t)RTE_MIN((uint64_t)per_q,
 				priv->cfg.mem_budget / ring + 1);
-	return fit * nb_desc + priv->cfg.max_conns + 64;
+	return fit * nb_desc + ipoib_rxq_cqe_fixed(priv);
+}
+
+/*
+ * The most descriptors an rx queue may have on this HCA: what its SRQ
+ * holds, or a connection's own receive queue (the mode dev_start will
+ * choose), leaving room in the queue's CQ for its connections.
+ */
+uint16_t
+ipoib_rxq_desc_max(const struct ipoib_priv *priv)
+{
+	const struct ipoib_port_attr *a = &priv->attr;
+	bool srq = priv->cfg.srq == IPOIB_SRQ_ON ||
+		   (priv->cfg.srq == IPOIB_SRQ_AUTO && a->has_srq);
+	uint32_t n = srq ? a->max_srq_wr : a->max_qp_wr;
+	uint32_t fixed = ipoib_rxq_cqe_fixed(priv);
+
+	n = RTE_MIN(n, a->max_cqe > fixed ? a->max_cqe - fixed : 0);
+	return (uint16_t)RTE_MIN(n, (uint32_t)UINT16_MAX);
 }
 
 uint64_t

@@ -44,6 +44,8 @@ uint32_t ipoib_rx_queue_count(void *q);
 void ipoib_rxq_stop(struct ipoib_priv *priv, struct ipoib_rxq *rxq);
 /* Completion queue entries queue qid needs for its connections. */
 uint32_t ipoib_rxq_cqe(const struct ipoib_priv *priv, uint16_t nb_desc);
+/* The most descriptors an rx queue may have (dev_infos_get). */
+uint16_t ipoib_rxq_desc_max(const struct ipoib_priv *priv);
 /* Bytes of receive buffers one non-SRQ connection posts (its pool). */
 uint64_t ipoib_conn_ring_bytes(const struct ipoib_priv *priv,
 			       const struct ipoib_rxq *rxq);

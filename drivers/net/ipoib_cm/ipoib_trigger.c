@@ -77,6 +77,7 @@ ipoib_check_buffers(struct rte_eth_dev *dev, struct ipoib_priv *priv)
 	uint32_t seg = rte_pktmbuf_data_room_size(rxq->app_mp) -
 		       RTE_PKTMBUF_HEADROOM;
 	uint64_t offloads = dev->data->dev_conf.rxmode.offloads;
+	uint32_t max_sge;
 
 	priv->rc_buf = dev->data->mtu + IPOIB_HDR_LEN;
 	if (priv->rc_buf > seg && !(offloads & RTE_ETH_RX_OFFLOAD_SCATTER)) {
@@ -86,9 +87,13 @@ ipoib_check_buffers(struct rte_eth_dev *dev, struct ipoib_priv *priv)
 			  priv->rc_buf, seg);
 		return -EINVAL;
 	}
-	if ((priv->rc_buf + seg - 1) / seg > IPOIB_MAX_SGE) {
+	/* a receive WR scatters into no more than the HCA takes */
+	max_sge = RTE_MIN((uint32_t)IPOIB_MAX_SGE, priv->srq ?
+			  priv->attr.max_srq_sge : priv->attr.max_sge);
+	if ((priv->rc_buf + seg - 1) / seg > max_sge) {
 		IPOIB_LOG(ERR, "MTU %u in %u-byte mbufs needs more than %u "
-			  "segments", dev->data->mtu, seg, IPOIB_MAX_SGE);
+			  "segments (what %s takes)", dev->data->mtu, seg,
+			  max_sge, priv->attr.name);
 		return -EINVAL;
 	}
 	return 0;

@@ -293,10 +293,8 @@ ipoib_verbs_query_port(struct ipoib_hca *hca, struct ipoib_port_attr *attr)
 	attr->max_qp_wr = (uint32_t)hca->dattr.max_qp_wr;
 	attr->max_srq_wr = (uint32_t)hca->dattr.max_srq_wr;
 	attr->max_cqe = (uint32_t)hca->dattr.max_cqe;
-	attr->max_sge = (uint32_t)RTE_MIN(hca->dattr.max_sge,
-					  hca->dattr.max_srq_sge > 0 ?
-					  hca->dattr.max_srq_sge :
-					  hca->dattr.max_sge);
+	attr->max_sge = (uint32_t)hca->dattr.max_sge;
+	attr->max_srq_sge = (uint32_t)hca->dattr.max_srq_sge;
 	attr->link_speed = ipoib_verbs_speed(&pa);
 	attr->name = hca->name;
 	return 0;
