@@ -209,7 +209,6 @@ struct peers {
 	uint64_t stale_wc;		/* completions of closed connections */
 	uint64_t wc_errors;
 	uint64_t start_ns, ready_ns;
-	uint16_t ip_id;
 	/* replies are built here; never longer than a received frame */
 	uint8_t tx_buf[65536];
 };

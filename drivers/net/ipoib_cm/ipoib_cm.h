@@ -110,7 +110,6 @@ ipoib_queue_leave(uint32_t *handoff)
 struct ipoib_rxq_stats {
 	uint64_t packets;
 	uint64_t bytes;
-	uint64_t errors;
 	uint64_t nombuf;
 	uint64_t rc_packets;
 	uint64_t rc_bytes;
@@ -157,7 +156,6 @@ struct ipoib_rxq {
 struct ipoib_txq_stats {
 	uint64_t packets;
 	uint64_t bytes;
-	uint64_t errors;
 	uint64_t rc_packets;
 	uint64_t rc_bytes;
 	uint64_t ud_packets;
@@ -254,8 +252,6 @@ struct ipoib_ctrl_stats {
 	uint64_t evictions;
 	uint64_t spills;
 	uint64_t qp_errors;
-	uint64_t peer_collisions;
-	uint64_t peers_learned;
 	uint64_t cm_malformed;
 	uint64_t drain_timeouts;	/* slow to drain: rx queue not polled */
 	uint64_t peers_forgotten;	/* idle, unconnected: table entry freed */
@@ -322,7 +318,6 @@ struct ipoib_priv {
 	struct ipoib_hca_stats hstats_base;
 	struct rte_ring *loopback;	/* ICMP errors for the rx side */
 	/* memory accounting */
-	uint64_t mem_rx_pool;		/* receive buffer memory, all queues */
 	uint64_t mem_conn_host;		/* host bytes of connection state */
 };
 

@@ -319,10 +319,10 @@ struct shm_port {
 	struct shm_qp **qps;
 	unsigned int nr_qps, cap_qps;
 	struct shm_rq **srqs;
-	unsigned int nr_srqs, cap_srqs;
+	unsigned int nr_srqs;
 	/* CM */
 	uint64_t *listen;
-	unsigned int nr_listen, cap_listen;
+	unsigned int nr_listen;
 	struct shm_cm_id **ids;
 	unsigned int nr_ids, cap_ids;
 	uint64_t cm_retries;

@@ -110,7 +110,6 @@ struct ipoib_hca {
 	uint8_t port;
 	uint8_t gid_index;
 	bool roce;			/* Ethernet link layer */
-	bool ib_cm_af_ib;		/* IB link layer: AF_IB addressing */
 	uint16_t lid;
 	uint16_t pkey;			/* the port's P_Key (devarg) */
 	union ibv_gid gid;
@@ -248,8 +247,6 @@ int ipoib_verbs_mem_alloc(struct ipoib_hca *hca, size_t len,
 void ipoib_verbs_mem_free(struct ipoib_hca *hca, struct ipoib_hca_mem *mem);
 
 /* ipoib_verbs_qp.c: queues */
-struct ipoib_hca_qp *ipoib_verbs_qp_by_num(struct ipoib_hca *hca,
-					   uint32_t qpn);
 struct ipoib_hca_cq *ipoib_verbs_cq_create(struct ipoib_hca *hca,
 					   uint32_t cqe);
 int ipoib_verbs_cq_destroy(struct ipoib_hca_cq *cq);

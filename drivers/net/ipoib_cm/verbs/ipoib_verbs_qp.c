@@ -25,12 +25,6 @@
 
 /* ---- QPs by number ------------------------------------------------------- */
 
-struct ipoib_hca_qp *
-ipoib_verbs_qp_by_num(struct ipoib_hca *hca, uint32_t qpn)
-{
-	return ipoib_verbs_qp_lookup(hca, qpn);
-}
-
 /* Control: make qp findable by its number. */
 static int
 ipoib_verbs_qp_register(struct ipoib_hca *hca, struct ipoib_hca_qp *qp)
