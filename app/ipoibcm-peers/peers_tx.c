@@ -31,7 +31,10 @@ peers_ud_post(struct peers_host *h, const struct shm_ah *ah, uint32_t qpn,
 		.remote_qkey = IPOIB_QKEY_DEFAULT,
 	};
 
-	/* UD never refuses: what cannot be delivered is lost, as on a wire */
+	/*
+	 * The fabric takes every UD send while the QP is up: what cannot be
+	 * delivered is lost, as on a wire.
+	 */
 	shm_qp_post_send(h->ud, &wr, 1);
 	h->st.ud_tx++;
 }

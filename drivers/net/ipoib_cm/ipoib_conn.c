@@ -10,7 +10,9 @@
  * is not denied service: it is SPILLED onto the UD QP and retried, after an
  * exponential backoff with jitter when it was refused, or as soon as a
  * slot frees (busiest first) when the table was full. Idle connections are
- * reaped; an idle one may be evicted for a busy spilled peer.
+ * reaped; an idle one may be evicted for a busy spilled peer. This file
+ * has the connections (slots, handshake, teardown); the timers' policy is
+ * ipoib_spill.c, the receive-buffer pools ipoib_pool.c.
  */
 
 #include <errno.h>
@@ -156,8 +158,8 @@ ipoib_peer_renew(struct ipoib_peer *peer)
 
 /*
  * Take a connection down: the datapath stops using it now; its QP is
- * flushed, and destroyed once the flushes are polled and every queue has
- * passed a quiescent state (ipoib_conn_reap_drained()). The peer of an
+ * flushed, and destroyed once the flushes are polled and every burst that
+ * could see it has left (ipoib_conn_reap_drained()). The peer of an
  * active connection is spilled with a backoff if it refused or failed us,
  * and otherwise connects again when next sent to.
  */

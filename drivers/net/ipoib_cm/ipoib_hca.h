@@ -7,8 +7,10 @@
 
 /*
  * The HCA interface: the one ops table between the driver and a transport
- * (the shm software fabric, rdma-core verbs). Nothing above it knows which
- * transport runs. It follows the verbs model, batched:
+ * (the shm software fabric, rdma-core verbs), with the transport's devargs
+ * and, apart, its test hooks (struct ipoib_hca_test_ops). Nothing above it
+ * knows which transport runs. Types shared with the fabric are in
+ * ipoib_hca_types.h. It follows the verbs model, batched:
  *
  * - Receive buffers are posted as scatter lists in memory the transport
  *   allocated (mem_alloc), into an SRQ or a QP's own receive queue; each

@@ -6,7 +6,9 @@
  * Readers are the rx and tx bursts, lock-free (rte_hash in lock-free
  * read mode); writers (learning on any lcore, removal on the control
  * thread) take learn_lock. Removed peers are reused after an RCU grace
- * period: every queue reports a quiescent state at the end of each burst.
+ * period: a queue is online (rte_rcu_qsbr_thread_online()) only inside
+ * its bursts, so the period ends once every burst that was running when
+ * the peer was removed has left.
  */
 
 #include <errno.h>

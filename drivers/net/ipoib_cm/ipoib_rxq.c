@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright(c) 2026 The net_ipoibcm authors
  *
- * Receive buffers and receive queues. Buffers live in pools built on
- * memory the transport allocated (the HCA writes there); a ring slot is one
- * posted WR, segs mbufs long, identified in wr_id by kind, connection and
- * slot.
+ * Receive rings and receive queues. Buffers come from pools built on
+ * memory the transport allocated (ipoib_pool.c); a ring slot is one posted
+ * WR, segs mbufs long, identified in wr_id by kind, connection and slot
+ * (ipoib_wr_id.h).
  */
 
 #include <errno.h>

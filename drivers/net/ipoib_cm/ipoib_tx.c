@@ -111,8 +111,10 @@ ipoib_tx_drop_encap(struct ipoib_txq *txq, struct rte_mbuf *m, int err)
 
 /*
  * ARP and Neighbor Discovery are rewritten to another length by the
- * Ethernet emulation and cannot be given back unchanged: they go over UD,
- * which never refuses (RFC 4391 allows either path).
+ * Ethernet emulation and cannot be given back unchanged: they go over UD
+ * (RFC 4391 allows either path), which refuses nothing on the shm fabric
+ * while the port runs. A full verbs send queue can refuse them: they are
+ * then given back rewritten.
  */
 static __rte_always_inline bool
 ipoib_tx_ud_only(const struct rte_mbuf *m, const struct rte_ether_hdr *eth)
@@ -305,7 +307,11 @@ ipoib_tx_too_long(struct ipoib_txq *txq, struct rte_mbuf *m,
 			IPOIB_STAT_INC(txq->stats.frag_packets);
 			IPOIB_STAT_ADD(txq->stats.frags, n);
 			rte_pktmbuf_free(m);
-			/* UD never refuses: every fragment is consumed */
+			/*
+			 * The fragments are ours: the shm fabric's UD takes
+			 * them all; what a full verbs send queue refuses is
+			 * not freed here.
+			 */
 			r->qp = txq->ud_qp;
 			r->rc = false;
 			r->n = 0;
