@@ -5,6 +5,25 @@
  * DREP as real messages through each port's CM mailbox, with the response
  * timeouts and retries of IBTA chapter 12 (ib_cm's behaviour as librdmacm
  * users see it). All of it runs in the port owner's control thread.
+ *
+ * What it follows of IBTA Volume 1, chapter 12:
+ * - the messages of 12.6: REQ (12.6.5), REJ (12.6.7), REP (12.6.8), RTU
+ *   (12.6.9), DREQ (12.6.10), DREP (12.6.11), with what IPoIB uses of
+ *   them: service ID, QPN, P_Key, RNR retry count, CM retries, up to 92
+ *   bytes of private data (the REQ's room);
+ * - REJ reasons of 12.6.7.2: 8 (invalid service ID) for a REQ nobody
+ *   listens for, 3 (no resources) for a P_Key the port lacks or a REQ
+ *   beyond its limit; a consumer's REJ carries the consumer's reason;
+ * - a REQ, REP or DREQ unanswered after the response timeout is sent
+ *   again, up to the max CM retries the REQ gave; then the id times out,
+ *   reported as reason 4 (timeout), or is disconnected (DREQ);
+ * - a REQ or REP that comes again because our answer was lost is answered
+ *   again, not acted on twice; a DREQ for an id we no longer have gets its
+ *   DREP;
+ * - the passive side that never gets the RTU establishes when its QP is
+ *   seen in use, as an HCA's communication-established event lets ib_cm
+ *   do (shm_cm_comm_est()).
+ * Not modelled: MRA, LAP/APR, SIDR, alternate paths, CM over MADs.
  */
 
 #include <errno.h>

@@ -299,7 +299,12 @@ shm_qp_set_err(struct shm_qp *qp)
 		;
 }
 
-/* Control side of an error: flush what is posted, raise QP_FATAL once. */
+/*
+ * Control side of an error: flush what is posted, raise QP_FATAL once. As
+ * IBTA chapter 10's error state: every posted receive completes with a
+ * flush error, and an error the QP ran into (not one asked for with
+ * shm_qp_modify()) is an affiliated asynchronous event.
+ */
 static void
 shm_qp_report_err(struct shm_qp *qp, bool event)
 {
@@ -348,6 +353,11 @@ shm_qp_connect(struct shm_qp *qp, uint32_t remote_qpn, uint8_t rnr_retry,
 	return 0;
 }
 
+/*
+ * The QP states of IBTA chapter 10 that IPoIB goes through: RESET is the
+ * free entry, INIT at creation, RTR and RTS (UD here, RC through the CM),
+ * ERR from any state.
+ */
 int
 shm_qp_modify(struct shm_qp *qp, enum shm_qp_state state)
 {

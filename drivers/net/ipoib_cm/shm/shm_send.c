@@ -79,7 +79,16 @@ shm_write_grh(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
 	shm_copy(f, proc, d, 0, &w);
 }
 
-/* Deliver one UD message to QP dqpn; drops are counted at the target. */
+/*
+ * Deliver one UD message to QP dqpn; drops are counted at the target. As
+ * IBTA chapter 10 has it for UD: a message whose P_Key does not match the
+ * receiver's (shm_pkey_match()) or whose Q_Key is not the receiving QP's
+ * is dropped silently (a controlled Q_Key, high bit set, stands for the
+ * sender's own Q_Key); one that finds no posted receive is dropped, never
+ * retried; the receive buffer's first 40 bytes are for the GRH, and a
+ * message longer than the buffer completes with a length error. The
+ * fabric writes a GRH for every UD message, unicast included.
+ */
 static void
 shm_ud_deliver(struct shm_qp *qp, const struct shm_send *wr, uint32_t len,
 	       uint32_t dqpn, const uint8_t *dgid)
@@ -193,7 +202,11 @@ shm_ud_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 	return n;
 }
 
-/* No posted buffer at the receiver: RNR NAK; retry, or error out. */
+/*
+ * No posted buffer at the receiver: an RNR NAK (IBTA chapter 9, RC). The
+ * sender retries; with an RNR retry count of 7 for ever, otherwise the QP
+ * goes to error once (rnr_retry + 1) RNR timer periods have passed.
+ */
 static void
 shm_rc_rnr(struct shm_qp *qp)
 {
@@ -209,7 +222,11 @@ shm_rc_rnr(struct shm_qp *qp)
 		shm_qp_set_err(qp);
 }
 
-/* RC sends: reliable and in order. Stops at the first that cannot go. */
+/*
+ * RC sends: reliable and in order (IBTA chapter 9). Stops at the first
+ * that cannot go; a peer gone or a link down puts the QP in error, as
+ * exhausted transport retries would.
+ */
 static uint16_t
 shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 {
