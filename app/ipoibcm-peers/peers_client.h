@@ -126,7 +126,8 @@ void cl_send_mcast(struct cl *C, int port, const uint8_t *mgid,
 bool cl_send_rc(struct cl_conn *c, uint16_t type, const uint8_t *pkt,
 		uint32_t len);
 int cl_conn_new(struct cl *C);
-void cl_poll(struct cl *C);
+/* One round of completions, CM and async events: the completions. */
+unsigned int cl_poll(struct cl *C);
 
 /* peers_client_pkt.c */
 uint32_t cl_arp_req(struct cl *C, int port, uint32_t idx);

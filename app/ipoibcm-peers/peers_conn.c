@@ -64,6 +64,7 @@ peers_backoff(struct peers *P, struct peers_peer *pe)
 	pe->next_retry_ns = peers_now_ns() +
 			    pe->backoff_ms * PEERS_NS_PER_MS;
 	P->hosts[pe->host].act = PEERS_ACT_BACKOFF;
+	P->hosts[pe->host].backoff_ms = pe->backoff_ms;
 }
 
 /* Does the peer offer connected mode? Its address record says. */

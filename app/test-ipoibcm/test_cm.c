@@ -16,7 +16,6 @@
 #include "test_net.h"
 #include "test_util.h"
 
-#define TIMEOUT_MS	TEST_NET_TIMEOUT_MS
 
 /* max_conns=4 and 16 peers: 4 on RC, 12 on UD, every reply arrives. */
 static int
@@ -31,11 +30,11 @@ test_cm_spill(void)
 			       "max_conns=64", TEST_NET_MAX_PEERS));
 	TEST_RUN(test_net_rounds(&net, all, TEST_NET_MAX_PEERS, 20, 0));
 	TEST_ASSERT(test_wait_xstat(net.port[0], "conns_tx_connected", 4,
-				    TIMEOUT_MS), "4 peers on RC");
+				    TEST_HANG_MS), "4 peers on RC");
 	TEST_ASSERT(test_wait_xstat(net.port[0], "peers_spilled", 12,
-				    TIMEOUT_MS), "12 peers spilled to UD");
+				    TEST_HANG_MS), "12 peers spilled to UD");
 	/* the peers connect to A too: A's passive side takes 4 */
-	TEST_ASSERT(test_wait_xstat(net.port[0], "conns_rx", 4, TIMEOUT_MS),
+	TEST_ASSERT(test_wait_xstat(net.port[0], "conns_rx", 4, TEST_HANG_MS),
 		    "A accepted 4");
 	TEST_RUN(test_net_rounds(&net, all, TEST_NET_MAX_PEERS, 50, 100));
 	TEST_ASSERT(test_xstat(net.port[0], "rej_sent_reason_1") >= 12,
@@ -64,13 +63,13 @@ test_cm_passive_full(void)
 	/* peers 1 and 2 send to A (their replies in cm_round) */
 	TEST_RUN(test_net_rounds(&net, &peer, 1, 5, 0));
 	TEST_ASSERT(test_wait_xstat(net.port[1], "conns_tx_connected", 1,
-				    TIMEOUT_MS), "peer 1 connected to A");
+				    TEST_HANG_MS), "peer 1 connected to A");
 	peer = 2;
 	TEST_RUN(test_net_rounds(&net, &peer, 1, 5, 10));
 	TEST_ASSERT(test_wait_xstat(net.port[2], "rej_rcvd_reason_1", 1,
-				    TIMEOUT_MS), "peer 2 got REJ reason 1");
+				    TEST_HANG_MS), "peer 2 got REJ reason 1");
 	TEST_ASSERT(test_wait_xstat(net.port[2], "peers_spilled", 1,
-				    TIMEOUT_MS), "peer 2 spilled A");
+				    TEST_HANG_MS), "peer 2 spilled A");
 	TEST_ASSERT(test_xstat(net.port[0], "rej_sent_reason_1") >= 1,
 		    "A counted the REJ it sent");
 	TEST_RUN(test_net_rounds(&net, &peer, 1, 20, 20));	/* still served */
@@ -91,9 +90,9 @@ test_cm_rejected(void)
 			       "retry_min=20,retry_max=80", "fault_rej=all", 1));
 	TEST_RUN(test_net_rounds(&net, &peer, 1, 10, 0));
 	TEST_ASSERT(test_wait_xstat(net.port[0], "rej_rcvd_reason_3", 1,
-				    TIMEOUT_MS), "REJ reason 3 received");
+				    TEST_HANG_MS), "REJ reason 3 received");
 	TEST_ASSERT(test_wait_xstat(net.port[0], "peers_spilled", 1,
-				    TIMEOUT_MS), "spilled");
+				    TEST_HANG_MS), "spilled");
 	/* keep talking: the backoff expires, A retries, is refused again */
 	while (test_xstat(net.port[0], "conn_retries") < 2)
 		TEST_RUN(test_net_rounds(&net, &peer, 1, 1, 100));
@@ -119,7 +118,7 @@ test_cm_budget(void)
 	/* one connection first, to learn what one costs */
 	TEST_RUN(test_net_open(&net, "t_cm_budget1", "srq=off", "", 1));
 	TEST_RUN(test_net_rounds(&net, peers, 1, 3, 0));
-	TEST_ASSERT(test_wait_xstat(net.port[0], "conns_rx", 1, TIMEOUT_MS),
+	TEST_ASSERT(test_wait_xstat(net.port[0], "conns_rx", 1, TEST_HANG_MS),
 		    "A accepted one");
 	per_conn = test_xstat(net.port[0], "mem_used_bytes");
 	TEST_ASSERT(per_conn > 0 && per_conn < UINT64_MAX, "charged");
@@ -134,7 +133,8 @@ test_cm_budget(void)
 		TEST_RUN(test_net_rounds(&net, &peers[i], 1, 3, 10 * i));
 		TEST_ASSERT(test_wait_xstat(net.port[peers[i]],
 					    i < 3 ? "conns_tx_connected" :
-					    "rej_rcvd_reason_3", 1, TIMEOUT_MS),
+					    "rej_rcvd_reason_3", 1,
+					    TEST_HANG_MS),
 			    "peer %u %s", peers[i],
 			    i < 3 ? "connected" : "refused: no resources");
 	}
@@ -157,7 +157,7 @@ REGISTER_IPOIB_TEST(cm_budget, test_cm_budget,
 static int
 close_and_wait(struct test_net *net, uint64_t spare)
 {
-	uint64_t deadline = test_now_ms() + TIMEOUT_MS, left;
+	uint64_t deadline = test_now_ms() + TEST_HANG_MS, left;
 
 	TEST_ASSERT(rte_pmd_ipoibcm_peer_disconnect(net->port[0],
 						    &net->mac[1]) >= 1,
@@ -221,11 +221,11 @@ test_cm_reap_promote(void)
 			       "", 3));
 	TEST_RUN(test_net_rounds(&net, first, 2, 5, 0));
 	TEST_ASSERT(test_wait_xstat(net.port[0], "conns_tx_connected", 2,
-				    TIMEOUT_MS), "peers 1 and 2 on RC");
+				    TEST_HANG_MS), "peers 1 and 2 on RC");
 	/* peer 3 is busy but the table is full: spilled */
 	TEST_RUN(test_net_rounds(&net, &third, 1, 5, 10));
 	TEST_ASSERT(test_wait_xstat(net.port[0], "peers_spilled", 1,
-				    TIMEOUT_MS), "peer 3 spilled");
+				    TEST_HANG_MS), "peer 3 spilled");
 	/* only peer 3 talks now: 1 and 2 go idle, get reaped (or evicted) */
 	while (test_xstat(net.port[0], "conn_promotions") < 1)
 		TEST_RUN(test_net_rounds(&net, &third, 1, 1, 100));
@@ -233,7 +233,7 @@ test_cm_reap_promote(void)
 		    test_xstat(net.port[0], "conn_evictions") >= 1,
 		    "an idle connection made room");
 	TEST_ASSERT(test_wait_xstat(net.port[0], "peers_spilled", 0,
-				    TIMEOUT_MS), "peer 3 promoted");
+				    TEST_HANG_MS), "peer 3 promoted");
 	TEST_RUN(test_net_rounds(&net, &third, 1, 5, 200));
 	test_net_close(&net);
 	return 0;
@@ -252,11 +252,11 @@ test_cm_peer_gone(void)
 	TEST_RUN(test_net_open(&net, "t_cm_gone", "", "", 1));
 	TEST_RUN(test_net_rounds(&net, &peer, 1, 5, 0));
 	TEST_ASSERT(test_wait_xstat(net.port[0], "conns_tx_connected", 1,
-				    TIMEOUT_MS), "connected");
+				    TEST_HANG_MS), "connected");
 	test_port_destroy(net.names[1]);
 	TEST_ASSERT(test_wait_xstat(net.port[0], "conns_tx_connected", 0,
-				    TIMEOUT_MS), "connection torn down");
-	TEST_ASSERT(test_wait_xstat(net.port[0], "conns_rx", 0, TIMEOUT_MS),
+				    TEST_HANG_MS), "connection torn down");
+	TEST_ASSERT(test_wait_xstat(net.port[0], "conns_rx", 0, TEST_HANG_MS),
 		    "its passive connection too");
 	/* the peer returns (same GUID, a new UD QPN: a new address) */
 	snprintf(args, sizeof(args), "fabric=%s,guid=0x%x",
@@ -266,7 +266,7 @@ test_cm_peer_gone(void)
 	rte_eth_macaddr_get(net.port[1], &net.mac[1]);
 	TEST_RUN(test_net_rounds(&net, &peer, 1, 5, 10));
 	TEST_ASSERT(test_wait_xstat(net.port[0], "conns_tx_connected", 1,
-				    TIMEOUT_MS), "connected again");
+				    TEST_HANG_MS), "connected again");
 	TEST_RUN(test_net_rounds(&net, &peer, 1, 5, 20));
 	test_net_close(&net);
 	return 0;

@@ -13,7 +13,6 @@
 #include "test.h"
 #include "test_util.h"
 
-#define TIMEOUT_MS	5000
 
 struct dp_pair {
 	const char *a_name, *b_name;
@@ -64,7 +63,7 @@ dp_exchange(struct dp_pair *p, uint16_t n, uint32_t len, uint32_t seq0)
 	}
 	while (sent < n)
 		sent += rte_eth_tx_burst(p->a, 0, tx + sent, n - sent);
-	got = test_rx_until(p->b, rx, n, TIMEOUT_MS);
+	got = test_rx_until(p->b, rx, n, TEST_HANG_MS);
 	TEST_ASSERT_EQ(got, n, "frames received");
 	for (i = 0; i < n; i++) {
 		TEST_ASSERT(test_frames_equal(rx[i], copy[i]),
@@ -85,7 +84,7 @@ dp_ud_then_rc(const char *args)
 	/* the first frames go over UD while A connects */
 	TEST_RUN(dp_exchange(&p, 8, 128, 0));
 	TEST_ASSERT(test_xstat(p.a, "tx_ud_packets") >= 1, "UD first");
-	TEST_ASSERT(test_wait_xstat(p.a, "conns_tx_connected", 1, TIMEOUT_MS),
+	TEST_ASSERT(test_wait_xstat(p.a, "conns_tx_connected", 1, TEST_HANG_MS),
 		    "A connected to B");
 	TEST_RUN(dp_exchange(&p, 64, 1500, 100));
 	TEST_RUN(dp_exchange(&p, 64, 60, 200));
@@ -124,11 +123,11 @@ dp_large(const char *args)
 	m = test_udp_frame(&p.a_mac, &p.b_mac, 60000, 7, false);
 	TEST_ASSERT(m != NULL, "frame");
 	TEST_ASSERT_EQ(rte_eth_tx_burst(p.a, 0, &m, 1), 1, "sent");
-	got = test_rx_until(p.b, rx, 30, TIMEOUT_MS);
+	got = test_rx_until(p.b, rx, 30, TEST_HANG_MS);
 	TEST_ASSERT_EQ(got, 30, "60000 bytes in fragments of 2044");
 	TEST_ASSERT_EQ(test_xstat(p.a, "tx_frags"), 30, "fragments counted");
 	rte_pktmbuf_free_bulk(rx, got);
-	TEST_ASSERT(test_wait_xstat(p.a, "conns_tx_connected", 1, TIMEOUT_MS),
+	TEST_ASSERT(test_wait_xstat(p.a, "conns_tx_connected", 1, TEST_HANG_MS),
 		    "connected");
 	TEST_RUN(dp_exchange(&p, 16, 65534, 300));
 	TEST_RUN(dp_exchange(&p, 16, 9014, 400));

@@ -14,7 +14,6 @@
 
 #include "rte_pmd_ipoib_cm.h"
 
-#define TEST_NET_TIMEOUT_MS	10000
 #define TEST_NET_MAX_PEERS	16
 
 struct test_net {

@@ -161,7 +161,7 @@ int
 test_send_frames(uint16_t port, const struct rte_ether_addr *src,
 		 const struct rte_ether_addr *dst, unsigned int n)
 {
-	uint64_t deadline = test_now_ms() + 10000;
+	uint64_t deadline = test_now_ms() + TEST_HANG_MS;
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {

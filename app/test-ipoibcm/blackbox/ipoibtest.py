@@ -11,6 +11,10 @@ BUILD = os.environ.get("IPOIBCM_BUILD",
 PLUGIN_NAME = "librte_net_ipoibcm.so"
 TESTPMD = shutil.which("dpdk-testpmd") or "/usr/bin/dpdk-testpmd"
 EAL = ["--no-huge", "-m", "1024", "--no-pci"]
+# Seconds a test waits for what must happen (a prompt, a connection, a
+# counter): it catches a hang and never judges how fast the thing happened,
+# so it is generous for a slow, shared or sanitized machine.
+HANG_S = 120
 
 _failures = []
 
@@ -74,7 +78,8 @@ def _sanitizer_env():
 ENV = _sanitizer_env()
 
 
-def testpmd(vdevs, prefix, args=(), stdin=None, timeout=60, plugin_path=None):
+def testpmd(vdevs, prefix, args=(), stdin=None, timeout=HANG_S,
+            plugin_path=None):
     """Run stock dpdk-testpmd with the plugin; return (rc, output)."""
     cmd = [TESTPMD] + EAL + ["--file-prefix=%s_%d" % (prefix, os.getpid()),
                              "-d", plugin_path or plugin()]

@@ -118,7 +118,13 @@ int msg_expect(int fd, uint32_t type, struct msg *m, int timeout_ms);
 
 #define T_QKEY		0x11223344u
 #define T_SID		0x1000000000000abcULL
-#define T_TIMEOUT	5000	/* ms: for what must happen */
+/*
+ * ms: how long a test waits for what must happen (a message, an event, a
+ * child's exit). It catches a hang and never judges how fast the thing
+ * happened: generous for a slow, shared or sanitized machine. Waits for
+ * what must NOT happen use short windows of their own.
+ */
+#define T_TIMEOUT	60000
 
 /* A port with one CQ, one QP, and nbufs receive buffers of buf_len. */
 struct ep {

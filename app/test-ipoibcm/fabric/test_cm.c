@@ -167,12 +167,14 @@ test_cm_req_lost(void)
 	req_init(&req, b.info.gid, a.qp, 7, 3);
 	t0 = now_ms();
 	CHECK(shm_cm_connect(a.port, &req, &id) == 0);
-	/* three retries, 100 ms apart, then the fourth timeout */
+	/*
+	 * three retries, 100 ms apart, then the fourth timeout: never
+	 * sooner (a slow machine only makes it later)
+	 */
 	CHECK(cm_expect(a.port, SHM_CM_TIMEOUT, &ev, T_TIMEOUT) == 0);
 	dt = now_ms() - t0;
 	CHECK(ev.id == id);
-	CHECK(dt >= 4 * SHM_CM_TIMEOUT_MS - 1 && dt < 4 * SHM_CM_TIMEOUT_MS +
-	      2000, "timeout after %.0f ms", dt);
+	CHECK(dt >= 4 * SHM_CM_TIMEOUT_MS - 1, "timeout after %.0f ms", dt);
 	CHECK_EQ(CNT(&a, cm_retries), 3);
 	CHECK_EQ(CNT(&b, fault_drops), 4);
 	CHECK_EQ(cm_wait(b.port, &ev, 0), 0);
@@ -528,16 +530,16 @@ test_cm_delay(void)
 	dreq = now_ms() - t0;
 	pas = ev.id;
 	CHECK(shm_cm_accept(pas, b.qp, NULL, NULL, 0) == 0);
-	t0 = now_ms();
-	CHECK(cm_expect(a.port, SHM_CM_REP_RCVD, &ev, T_TIMEOUT) == 0);
-	/* a's port has no delay: its REP comes before b's delay could pass */
-	CHECK(now_ms() - t0 < 60, "REP to a undelayed");
+	/* a's port has no delay: its REP is there as soon as it is sent */
+	CHECK(cm_expect(a.port, SHM_CM_REP_RCVD, &ev, 0) == 0,
+	      "REP to a undelayed");
 	t0 = now_ms();
 	CHECK(shm_cm_rtu(act) == 0);
 	CHECK(cm_expect(b.port, SHM_CM_ESTABLISHED, &ev, T_TIMEOUT) == 0);
 	drtu = now_ms() - t0;
-	CHECK(dreq >= 59 && dreq < 2060, "REQ after %.0f ms", dreq);
-	CHECK(drtu >= 59 && drtu < 2060, "RTU after %.0f ms", drtu);
+	/* held at least the delay: a slow machine only holds them longer */
+	CHECK(dreq >= 59, "REQ after %.0f ms", dreq);
+	CHECK(drtu >= 59, "RTU after %.0f ms", drtu);
 	CHECK(cm_traffic(&a, &b) == 0);
 	ft_note("delayed 60 ms: REQ after %.0f ms, RTU after %.0f ms", dreq,
 		drtu);

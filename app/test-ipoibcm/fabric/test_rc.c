@@ -162,7 +162,7 @@ test_rc_two_procs(void)
 	CHECK(msg_expect(c.rd, MSG_DONE, NULL, 250000) == 0);
 	CHECK(msg_send(c.wr, MSG_GO, NULL) == 0);
 	CHECK(cm_expect(a.port, SHM_CM_DREQ_RCVD, &ev, T_TIMEOUT) == 0);
-	CHECK(child_wait(&c, 20000) == 0);
+	CHECK(child_wait(&c, T_TIMEOUT) == 0);
 out:
 	child_kill(&c);
 	if (id != NULL)
@@ -400,7 +400,7 @@ rnr_bounded(struct ep *c, uint8_t budget)
 	struct shm_async_event ev;
 	double t0 = now_ms(), dt;
 
-	while (shm_qp_state(c->qp) != SHM_QPS_ERR && now_ms() - t0 < 2000)
+	while (shm_qp_state(c->qp) != SHM_QPS_ERR && now_ms() - t0 < T_TIMEOUT)
 		CHECK_EQ(send4(c->qp), 0);
 	dt = now_ms() - t0;
 	CHECK_EQ(shm_qp_state(c->qp), SHM_QPS_ERR);

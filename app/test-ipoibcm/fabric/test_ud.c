@@ -119,7 +119,7 @@ test_ud_two_procs(void)
 	CHECK(ud_recv(&a, &peer, UD_N) == 0);
 	CHECK(ud_burst(&a, &peer, UD_N) == 0);
 	CHECK(msg_send(c.wr, MSG_GO, NULL) == 0);
-	CHECK(child_wait(&c, 20000) == 0);
+	CHECK(child_wait(&c, T_TIMEOUT) == 0);
 out:
 	child_kill(&c);
 	ep_close(&a);
@@ -330,7 +330,7 @@ test_mcast_two_procs(void)
 	CHECK(shm_mcast_detach(m1.qp, t_mgid) == 0);
 	CHECK(mc_round(&s, &m1, &m2, &c, 0, 0, 0) == 0);
 	CHECK(msg_send(c.wr, CMD_EXIT, NULL) == 0);
-	CHECK(child_wait(&c, 20000) == 0);
+	CHECK(child_wait(&c, T_TIMEOUT) == 0);
 out:
 	child_kill(&c);
 	ep_close(&m2);
