@@ -89,6 +89,23 @@ test_net_rounds(struct test_net *net, const unsigned int *peers,
 	return 0;
 }
 
+int
+test_net_until(struct test_net *net, const unsigned int *peers,
+	       unsigned int np, uint16_t port, const char *name,
+	       uint64_t value, bool exact, uint32_t *seq)
+{
+	double deadline = test_now_ms() + TEST_HANG_MS;
+	uint64_t v;
+
+	while (v = test_xstat(port, name), exact ? v != value : v < value) {
+		TEST_ASSERT(test_now_ms() < deadline, "%s = %" PRIu64
+			    ", waited for %s%" PRIu64, name, v,
+			    exact ? "" : ">= ", value);
+		TEST_RUN(test_net_round(net, peers, np, (*seq)++));
+	}
+	return 0;
+}
+
 
 void
 test_net_poll(struct test_net *net)

@@ -120,11 +120,27 @@ footprint_take(struct footprint *fp, const char *fabric)
 	fp->libc = libc_in_use();
 }
 
-/* a: after the warm-up, b: at the end; judge_c_heap: see C_HEAP_CACHED */
+/*
+ * At the end of a run (net quiet, as after the warm-up), b: the footprint
+ * back where a was. The C heap may hold what the control thread has yet
+ * to free (a CM id of the last teardown, a slow machine's backlog): it is
+ * taken again, the queues polled meanwhile, until it is no higher than
+ * after the warm-up; a leak never gets there. judge_c_heap: see
+ * C_HEAP_CACHED.
+ */
 static int
-footprint_flat(const struct footprint *a, const struct footprint *b,
+footprint_back(struct test_net *net, const char *fabric,
+	       const struct footprint *a, struct footprint *b,
 	       bool judge_c_heap)
 {
+	double deadline = test_now_ms() + TEST_HANG_MS;
+
+	footprint_take(b, fabric);
+	while (judge_c_heap && b->libc > a->libc &&
+	       test_now_ms() < deadline) {
+		test_net_poll(net);
+		footprint_take(b, fabric);
+	}
 	printf("    RSS %" PRIu64 " -> %" PRIu64 " KiB (not judged), DPDK "
 	       "heap %" PRIu64 " -> %" PRIu64 ", C heap %" PRIu64 " -> %"
 	       PRIu64 " bytes%s, shm objects %u -> %u mapped %u -> %u times\n",
@@ -133,7 +149,7 @@ footprint_flat(const struct footprint *a, const struct footprint *b,
 	       b->shm_objects, a->maps, b->maps);
 	TEST_ASSERT_EQ(b->heap, a->heap, "DPDK heap back where it was");
 	if (judge_c_heap)
-		TEST_ASSERT_EQ(b->libc, a->libc, "C heap back where it was");
+		TEST_ASSERT(b->libc <= a->libc, "C heap back where it was");
 	TEST_ASSERT_EQ(b->shm_objects, a->shm_objects, "no new segment");
 	TEST_ASSERT_EQ(b->maps, a->maps, "no new mapping of them");
 	return 0;
@@ -186,7 +202,8 @@ soak_cycles_run(const char *srq)
 	unsigned int cycles = soak_cycles(10000), warm = cycles / 4, i;
 	struct footprint f0, f1;
 	struct test_net net;
-	uint64_t t0, est;
+	uint64_t est;
+	double t0;
 	char args[32];
 
 	snprintf(args, sizeof(args), "srq=%s", srq);
@@ -197,15 +214,15 @@ soak_cycles_run(const char *srq)
 			footprint_take(&f0, test_fabric("t_soak_cyc"));
 		TEST_RUN(soak_cycle(&net, i));
 	}
-	footprint_take(&f1, test_fabric("t_soak_cyc"));
+	TEST_RUN(footprint_back(&net, test_fabric("t_soak_cyc"), &f0, &f1,
+				true));
 	est = test_xstat(net.port[0], "conn_established_active");
-	printf("    srq=%s: %u cycles in %" PRIu64 " ms, %" PRIu64
+	printf("    srq=%s: %u cycles in %.0f ms, %" PRIu64
 	       " connections established\n", srq, cycles,
 	       test_now_ms() - t0, est);
 	TEST_ASSERT_EQ(est, cycles, "one connection per cycle");
 	TEST_ASSERT_EQ(test_xstat(net.port[1], "conn_established_passive"),
 		       cycles, "B accepted each");
-	TEST_RUN(footprint_flat(&f0, &f1, true));
 	test_net_close(&net);
 	return 0;
 }
@@ -291,7 +308,7 @@ test_soak_churn(void)
 	struct footprint f0, f1;
 	struct test_net net;
 	uint32_t seq = 0;
-	uint64_t t0 = test_now_ms();
+	double t0 = test_now_ms();
 
 	TEST_RUN(test_net_open(&net, "t_soak_churn", "reap_idle=1",
 			       "reap_idle=1", 6));
@@ -306,8 +323,8 @@ test_soak_churn(void)
 	}
 	TEST_RUN(test_net_rounds(&net, all, 6, 10, seq));
 	TEST_RUN(wait_peers(&net));
-	footprint_take(&f1, fab);
-	printf("    %u peers left and joined in %" PRIu64 " ms, %" PRIu64
+	TEST_RUN(footprint_back(&net, fab, &f0, &f1, !C_HEAP_CACHED));
+	printf("    %u peers left and joined in %.0f ms, %" PRIu64
 	       " forgotten by A\n", churns, test_now_ms() - t0,
 	       test_xstat(net.port[0], "peers_forgotten"));
 	TEST_ASSERT(test_xstat(net.port[0], "peers_forgotten") >= churns,
@@ -318,7 +335,6 @@ test_soak_churn(void)
 		       "every new host reached");
 	TEST_ASSERT_EQ(test_xstat(net.port[0], "conn_drain_timeouts"), 0,
 		       "teardowns prompt");
-	TEST_RUN(footprint_flat(&f0, &f1, !C_HEAP_CACHED));
 	test_net_close(&net);
 	return 0;
 }
