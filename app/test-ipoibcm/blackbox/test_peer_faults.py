@@ -101,7 +101,10 @@ def case_active(a):
     """A's REQ is out when B dies: A times out, frees, spills B."""
     b = host("bpf_b", GUID_B, 1, ",fault_cm_delay=%d" % HELD_MS)
     stream(a, b)
-    check(a.wait_xstat("conns_tx_connecting", 1), "A's REQ is out")
+    # resent unanswered: the REQ is out (a connection counts as connecting
+    # from before its REQ is sent)
+    check(a.wait_xstat("hca_cm_retries", 1, at_least=True),
+          "A's REQ is out")
     b.kill()
     check(a.wait_xstat("conns_tx_connecting", 0), "A gave the attempt up")
     x = a.xstats()
@@ -119,7 +122,10 @@ def case_passive(a):
     """A answered B's REQ when B dies: A's passive connection goes."""
     b = host("bpf_b", GUID_B, 1, ",fault_cm_delay=%d" % HELD_MS)
     stream(b, a)
-    check(a.wait_xstat("conns_rx", 1), "A accepted B's REQ (REP out)")
+    check(a.wait_xstat("conns_rx", 1), "A accepted B's REQ")
+    # resent unanswered: the REP is out
+    check(a.wait_xstat("hca_cm_retries", 1, at_least=True),
+          "A's REP is out")
     b.kill()
     check(a.wait_xstat("conns_rx", 0), "A dropped the half-made connection")
     a.cmd("stop")

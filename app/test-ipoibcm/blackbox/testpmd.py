@@ -100,11 +100,13 @@ class TestPmd:
         return {k: int(v) for k, v in
                 re.findall(r"^(\w+):\s+(\d+)\s*$", out, re.M)}
 
-    def wait_xstat(self, name, value, timeout=HANG_S, port=0):
+    def wait_xstat(self, name, value, timeout=HANG_S, port=0,
+                   at_least=False):
+        """Poll until xstat name equals value (or, at_least, reaches it)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             v = self.xstats(port).get(name)
-            if v == value:
+            if v == value or (at_least and v is not None and v >= value):
                 return True
         return False
 
