@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "app_time.h"
 #include "ipoib_wire.h"
 #include "shm_fabric.h"
 
@@ -215,7 +216,6 @@ struct peers {
 };
 
 /* peers_main.c */
-uint64_t peers_now_ns(void);
 /*
  * The command line into conf (holding the defaults); exits with status 2
  * and a message on a bad one, 0 after --help.

@@ -47,7 +47,7 @@ static uint32_t
 cl_phase(struct cl *C, const char *name, uint32_t count, uint32_t window,
 	 uint32_t retry_ms, cl_done_fn done, cl_send_fn send)
 {
-	uint64_t deadline = cl_now() + (uint64_t)(C->timeout * 1e9);
+	uint64_t deadline = app_now_ns() + (uint64_t)(C->timeout * 1e9);
 	uint64_t *sent = calloc(count, sizeof(*sent));
 	uint32_t *fly = calloc(window, sizeof(*fly));
 	uint32_t next = 0, nfly = 0, ok = 0, seq = 1, i;
@@ -58,8 +58,8 @@ cl_phase(struct cl *C, const char *name, uint32_t count, uint32_t window,
 		free(fly);
 		return 0;
 	}
-	while (cl_now() < deadline) {
-		uint64_t now = cl_now();
+	while (app_now_ns() < deadline) {
+		uint64_t now = app_now_ns();
 
 		for (i = 0; i < nfly;) {
 			if (done(&C->h[fly[i]])) {
@@ -197,9 +197,9 @@ cl_probe(struct cl *C, uint32_t count, uint32_t window, int flags,
 	cl_host_ipv6(C, C->first_ip, target);
 	pk_ipv6_solicited(group, target);
 	ipoib_mgid_ipv6(mgid, 0xffff, group);
-	deadline = cl_now() + (uint64_t)(C->timeout * 1e9);
+	deadline = app_now_ns() + (uint64_t)(C->timeout * 1e9);
 	nas = C->h[0].nas;
-	for (i = 0; C->h[0].nas == nas && cl_now() < deadline; i++) {
+	for (i = 0; C->h[0].nas == nas && app_now_ns() < deadline; i++) {
 		if (i % 2000 == 0) {
 			cl_send_mcast(C, 0, mgid, PK_ETH_P_IPV6, C->tx,
 				      cl_ns(C, 0, 0, true));
@@ -222,10 +222,10 @@ cl_probe(struct cl *C, uint32_t count, uint32_t window, int flags,
 static bool
 cl_wait(struct cl *C, bool (*cond)(struct cl *C), double seconds)
 {
-	uint64_t deadline = cl_now() + (uint64_t)(seconds * 1e9);
+	uint64_t deadline = app_now_ns() + (uint64_t)(seconds * 1e9);
 
 	while (!cond(C)) {
-		if (cl_now() >= deadline)
+		if (app_now_ns() >= deadline)
 			return false;
 		cl_poll(C);
 	}
@@ -290,10 +290,10 @@ cl_connect(struct cl *C, int port, uint32_t idx)
 static bool
 cl_wait_conn(struct cl *C, int ci, double seconds)
 {
-	uint64_t deadline = cl_now() + (uint64_t)(seconds * 1e9);
+	uint64_t deadline = app_now_ns() + (uint64_t)(seconds * 1e9);
 
 	while (C->conns[ci].state == CL_CONNECTING) {
-		if (cl_now() >= deadline)
+		if (app_now_ns() >= deadline)
 			return false;
 		cl_poll(C);
 	}
@@ -307,20 +307,20 @@ cl_wait_conn(struct cl *C, int ci, double seconds)
 static void
 cl_ping_rc(struct cl *C, int ci, uint32_t idx, uint32_t len, bool want_rc)
 {
-	uint64_t deadline = cl_now() + (uint64_t)(C->timeout * 1e9), next = 0;
+	uint64_t deadline = app_now_ns() + (uint64_t)(C->timeout * 1e9), next = 0;
 	struct cl_host *h = &C->h[idx];
 	uint32_t ud0 = h->ud_replies, rc0 = h->rc_replies;
 	uint32_t bud0 = h->big_ud, brc0 = h->big_rc, seq = 1000, sent = 0;
 	bool big = len >= CL_RC_BIG;
 
-	while (cl_now() < deadline) {
-		if (cl_now() >= next) {
+	while (app_now_ns() < deadline) {
+		if (app_now_ns() >= next) {
 			uint32_t n = cl_echo4(C, C->conns[ci].port, idx, seq++,
 					      len);
 
 			sent += cl_send_rc(&C->conns[ci], PK_ETH_P_IPV4, C->tx,
 					   n);
-			next = cl_now() + 100000000ULL;
+			next = app_now_ns() + 100000000ULL;
 		}
 		cl_poll(C);
 		if (big ? (want_rc ? h->big_rc > brc0 : h->big_ud > bud0) :
@@ -405,13 +405,53 @@ cl_rc(struct cl *C, uint32_t idx, int expect_acc, int expect_reason,
 	return 0;
 }
 
+static uint32_t
+cl_replies(const struct cl *C, uint32_t idx)
+{
+	return C->h[idx].ud_replies + C->h[idx].rc_replies;
+}
+
+static bool
+cl_got_reply(const struct cl *C, uint32_t idx)
+{
+	return cl_replies(C, idx) != 0;
+}
+
+static bool
+cl_got_reqs(const struct cl *C, uint32_t idx)
+{
+	(void)idx;
+	return C->want_reqs != 0 && C->nreqs >= C->want_reqs;
+}
+
+/*
+ * Ping host idx every period_ms, polling meanwhile, until stop(C, idx)
+ * holds (NULL: never) or the clock passes end; the pings sent.
+ */
+static uint32_t
+cl_ping_until(struct cl *C, uint32_t idx, uint64_t period_ms, uint64_t end,
+	      bool (*stop)(const struct cl *C, uint32_t idx))
+{
+	uint64_t next = 0;
+	uint32_t sent = 0;
+
+	while (app_now_ns() < end && (stop == NULL || !stop(C, idx))) {
+		if (app_now_ns() >= next) {
+			cl_s_ping(C, idx, sent + 1);
+			sent++;
+			next = app_now_ns() + period_ms * 1000000ULL;
+		}
+		cl_poll(C);
+	}
+	return sent;
+}
+
 /* Until reqs REQs came (0: no limit), for seconds at most. */
 static int
 cl_backoff(struct cl *C, uint32_t idx, double seconds, int reason,
 	   int reqs)
 {
-	uint64_t end, next = 0;
-	uint32_t seq = 1, sent = 0;
+	uint32_t sent;
 	int i;
 
 	cl_probe(C, idx + 1, 4, IPOIB_HWADDR_F_RC, false);
@@ -419,16 +459,10 @@ cl_backoff(struct cl *C, uint32_t idx, double seconds, int reason,
 		return 1;
 	C->req_policy = reason;
 	C->nreqs = 0;
-	C->t0 = cl_now();
-	end = C->t0 + (uint64_t)(seconds * 1e9);
-	while (cl_now() < end && (reqs == 0 || C->nreqs < reqs)) {
-		if (cl_now() >= next) {
-			cl_s_ping(C, idx, seq++);
-			sent++;
-			next = cl_now() + 20000000ULL;
-		}
-		cl_poll(C);
-	}
+	C->want_reqs = reqs;
+	C->t0 = app_now_ns();
+	sent = cl_ping_until(C, idx, 20, C->t0 + (uint64_t)(seconds * 1e9),
+			     cl_got_reqs);
 	printf("backoff: pings %u replies ud %u rc %u\nreqs:", sent,
 	       C->h[idx].ud_replies, C->h[idx].rc_replies);
 	for (i = 0; i < C->nreqs; i++)
@@ -437,12 +471,6 @@ cl_backoff(struct cl *C, uint32_t idx, double seconds, int reason,
 	if (C->h[idx].rc_replies != 0)
 		cl_bad(C, "replies came on a refused connection");
 	return 0;
-}
-
-static uint32_t
-cl_replies(const struct cl *C, uint32_t idx)
-{
-	return C->h[idx].ud_replies + C->h[idx].rc_replies;
 }
 
 /*
@@ -454,22 +482,15 @@ cl_replies(const struct cl *C, uint32_t idx)
 static int
 cl_idle(struct cl *C, uint32_t idx, double seconds)
 {
-	uint64_t end, next = 0;
-	uint32_t seq = 1, sent = 0, before;
+	uint32_t sent, before;
 	char line[64];
 
 	cl_probe(C, idx + 1, 4, -1, false);
 	if (!C->h[idx].arp)
 		return 1;
-	end = cl_now() + (uint64_t)(C->timeout * 1e9);
-	while (cl_replies(C, idx) == 0 && cl_now() < end) {
-		if (cl_now() >= next) {
-			cl_s_ping(C, idx, seq++);
-			next = cl_now() + 50000000ULL;
-		}
-		cl_poll(C);
-	}
-	if (cl_replies(C, idx) == 0) {
+	cl_ping_until(C, idx, 50, app_now_ns() + (uint64_t)(C->timeout * 1e9),
+		      cl_got_reply);
+	if (!cl_got_reply(C, idx)) {
 		cl_bad(C, "host %u never replied", idx);
 		return 1;
 	}
@@ -482,15 +503,8 @@ cl_idle(struct cl *C, uint32_t idx, double seconds)
 	while (cl_poll(C) != 0)
 		;
 	before = cl_replies(C, idx);
-	end = cl_now() + (uint64_t)(seconds * 1e9);
-	while (cl_now() < end) {
-		if (cl_now() >= next) {
-			cl_s_ping(C, idx, seq++);
-			sent++;
-			next = cl_now() + 50000000ULL;
-		}
-		cl_poll(C);
-	}
+	sent = cl_ping_until(C, idx, 50,
+			     app_now_ns() + (uint64_t)(seconds * 1e9), NULL);
 	printf("idle: pings %u replies %u\n", sent,
 	       cl_replies(C, idx) - before);
 	if (cl_replies(C, idx) != before)
@@ -541,9 +555,9 @@ cl_hold(struct cl *C, uint32_t idx, double seconds)
 	}
 	printf("hold: connected\n");
 	fflush(stdout);
-	C->t0 = cl_now();
+	C->t0 = app_now_ns();
 	deadline = C->t0 + (uint64_t)(seconds * 1e9);
-	while (cl_now() < deadline && (fatal_at < 0 || gone_at < 0)) {
+	while (app_now_ns() < deadline && (fatal_at < 0 || gone_at < 0)) {
 		cl_poll(C);
 		if (fatal_at < 0 && cl_c_fatal(C))
 			fatal_at = cl_secs(C);
@@ -701,7 +715,7 @@ main(int argc, char **argv)
 	if (C.h == NULL)
 		return 1;
 	shm_set_logger(NULL, SHM_LOG_WARNING);
-	C.t0 = cl_now();
+	C.t0 = app_now_ns();
 	ret = cl_open(&C, nports);
 	if (ret < 0) {
 		printf("BAD: cannot join fabric %s: %s\n", C.fabric,

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "app_time.h"
 #include "ipoib_wire.h"
 #include "peers_pkt.h"
 #include "shm_fabric.h"
@@ -96,6 +97,7 @@ struct cl {
 	int req_policy;
 	double req_at[CL_MAX_REQS];
 	int nreqs;
+	int want_reqs;			/* backoff: stop after so many, or 0 */
 	uint64_t t0;
 	struct cl_host *h;
 	unsigned int bad;
@@ -111,7 +113,6 @@ struct cl {
 };
 
 /* peers_client_fabric.c */
-uint64_t cl_now(void);
 double cl_secs(const struct cl *C);
 void cl_nap(void);
 void cl_bad(struct cl *C, const char *fmt, ...)

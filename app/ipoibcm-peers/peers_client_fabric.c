@@ -17,19 +17,10 @@
 
 #include "peers_client.h"
 
-uint64_t
-cl_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 double
 cl_secs(const struct cl *C)
 {
-	return (cl_now() - C->t0) / 1e9;
+	return (app_now_ns() - C->t0) / 1e9;
 }
 
 void

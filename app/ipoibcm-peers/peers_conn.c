@@ -61,7 +61,7 @@ peers_backoff(struct peers *P, struct peers_peer *pe)
 	pe->backoff_ms = pe->backoff_ms == 0 ? PEERS_BACKOFF_MIN_MS :
 			 pe->backoff_ms * 2 > PEERS_BACKOFF_MAX_MS ?
 			 PEERS_BACKOFF_MAX_MS : pe->backoff_ms * 2;
-	pe->next_retry_ns = peers_now_ns() +
+	pe->next_retry_ns = app_now_ns() +
 			    pe->backoff_ms * PEERS_NS_PER_MS;
 	P->hosts[pe->host].act = PEERS_ACT_BACKOFF;
 	P->hosts[pe->host].backoff_ms = pe->backoff_ms;
@@ -133,7 +133,7 @@ peers_conn_connect(struct peers *P, uint32_t peer)
 	uint32_t idx;
 
 	if (pe->tx != 0 || P->idle || P->stopping ||
-	    peers_now_ns() < pe->next_retry_ns || !peers_peer_rc(P, pe))
+	    app_now_ns() < pe->next_retry_ns || !peers_peer_rc(P, pe))
 		return;
 	idx = peers_conn_alloc(P);
 	if (idx == UINT32_MAX)
@@ -389,7 +389,7 @@ void
 peers_conns_shutdown(struct peers *P)
 {
 	struct timespec ts = { 0, 1000000 };
-	uint64_t deadline = peers_now_ns() + PEERS_SHUTDOWN_NS;
+	uint64_t deadline = app_now_ns() + PEERS_SHUTDOWN_NS;
 	bool left = false;
 	uint32_t i;
 
@@ -403,7 +403,7 @@ peers_conns_shutdown(struct peers *P)
 			left = true;
 		}
 	}
-	while (left && peers_now_ns() < deadline) {
+	while (left && app_now_ns() < deadline) {
 		nanosleep(&ts, NULL);
 		left = false;
 		for (i = 0; i < P->nr_conns; i++) {

@@ -21,6 +21,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <rte_common.h>
+
 #include "peers.h"
 #include "peers_pkt.h"
 
@@ -28,16 +30,6 @@ static uint32_t
 peers_align64(uint32_t v)
 {
 	return (v + 63) & ~63u;
-}
-
-static uint32_t
-peers_pow2(uint32_t v)
-{
-	uint32_t p = 1;
-
-	while (p < v)
-		p <<= 1;
-	return p;
 }
 
 /* Post buffers idx[0..n) of a pool; n <= PEERS_BURST. */
@@ -98,7 +90,7 @@ peers_shared_open(struct peers *P, struct shm_port *port)
 	int ret;
 
 	errno = 0;
-	P->cq = shm_cq_create(port, peers_pow2(P->ud_bufs + P->rc_bufs));
+	P->cq = shm_cq_create(port, rte_align32pow2(P->ud_bufs + P->rc_bufs));
 	if (P->cq == NULL)
 		goto fail_errno;
 	P->ud_srq = shm_srq_create(port, P->ud_bufs, 1, 0);
@@ -212,7 +204,7 @@ peers_host_open(struct peers *P, uint32_t i)
 	if (i == 0) {
 		pc.max_srq_wr = P->ud_bufs > P->rc_bufs ? P->ud_bufs :
 							  P->rc_bufs;
-		pc.max_cqe = peers_pow2(P->ud_bufs + P->rc_bufs);
+		pc.max_cqe = rte_align32pow2(P->ud_bufs + P->rc_bufs);
 	}
 	ret = shm_port_open(P->f, &pc, &h->port);
 	if (ret < 0) {

@@ -431,15 +431,6 @@ peers_on_signal(int sig)
 		peers_stop = 1;
 }
 
-uint64_t
-peers_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 static uint64_t
 peers_deadline(uint64_t from, double seconds)
 {
@@ -487,7 +478,7 @@ peers_run(struct peers *P)
 	uint64_t next_report = report_ns ? P->ready_ns + report_ns : 0;
 
 	while (!peers_stop) {
-		uint64_t now = peers_now_ns();
+		uint64_t now = app_now_ns();
 		unsigned int work = 0, k, r;
 
 		if ((die_at && now >= die_at) || peers_die_now)
@@ -578,7 +569,7 @@ main(int argc, char **argv)
 	peers_parse_args(&P.conf, argc, argv);
 	shm_set_logger(NULL, P.conf.quiet ? SHM_LOG_WARNING : SHM_LOG_NOTICE);
 	peers_setup_signals();
-	P.start_ns = peers_now_ns();
+	P.start_ns = app_now_ns();
 	ret = peers_tables_init(&P);
 	if (ret == 0)
 		ret = peers_hosts_open(&P);
@@ -586,7 +577,7 @@ main(int argc, char **argv)
 		status = PEERS_EXIT_ERROR;
 		goto out;
 	}
-	P.ready_ns = peers_now_ns();
+	P.ready_ns = app_now_ns();
 	if (!P.conf.quiet) {
 		const struct peers_host *h0 = &P.hosts[0];
 

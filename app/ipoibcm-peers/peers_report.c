@@ -253,7 +253,7 @@ peers_report_json(const struct peers *P, const char *path)
 		"\"stale_completions\": %" PRIu64 ", \"completion_errors\": %"
 		PRIu64, (int)getpid(), P->conf.fabric, P->conf.guid_base,
 		(P->ready_ns - P->start_ns) / 1e9,
-		(peers_now_ns() - P->ready_ns) / 1e9, peers_rss_kib(),
+		(app_now_ns() - P->ready_ns) / 1e9, peers_rss_kib(),
 		P->idle ? "true" : "false", P->sol_groups, P->mcast_other,
 		P->stale_wc, P->wc_errors);
 	peers_json_fabric(fp, P);

@@ -52,7 +52,7 @@ test_cm_spill(void)
 	test_net_close(&net);
 	return 0;
 }
-REGISTER_IPOIB_TEST(cm_spill, test_cm_spill,
+REGISTER_TEST(cm_spill, test_cm_spill,
 		    "max_conns=4, 16 peers: 4 on RC, 12 on UD, no loss");
 
 /* A full passive side refuses with REJ reason 1; the requester spills. */
@@ -84,7 +84,7 @@ test_cm_passive_full(void)
 	test_net_close(&net);
 	return 0;
 }
-REGISTER_IPOIB_TEST(cm_passive_full, test_cm_passive_full,
+REGISTER_TEST(cm_passive_full, test_cm_passive_full,
 		    "a full passive side sends REJ 1; the requester spills");
 
 /* REJ every REQ (fault): retried with backoff, served over UD meanwhile. */
@@ -113,7 +113,7 @@ test_cm_rejected(void)
 	test_net_close(&net);
 	return 0;
 }
-REGISTER_IPOIB_TEST(cm_rejected, test_cm_rejected,
+REGISTER_TEST(cm_rejected, test_cm_rejected,
 		    "REJ on every REQ: backoff retries, no frame lost");
 
 /* Non-SRQ: a budget that fits 3 connections makes the 4th spill. */
@@ -160,7 +160,7 @@ test_cm_budget(void)
 	test_net_close(&net);
 	return 0;
 }
-REGISTER_IPOIB_TEST(cm_budget, test_cm_budget,
+REGISTER_TEST(cm_budget, test_cm_budget,
 		    "non-SRQ mem_budget fits 3: the 4th is refused, served");
 
 /*
@@ -220,7 +220,7 @@ test_cm_spare_pool(void)
 	test_net_close(&net);
 	return 0;
 }
-REGISTER_IPOIB_TEST(cm_spare_pool, test_cm_spare_pool,
+REGISTER_TEST(cm_spare_pool, test_cm_spare_pool,
 		    "non-SRQ: an idle pool serves the next connection, then goes");
 
 /* Idle connections are reaped; a busy spilled peer is then promoted. */
@@ -255,7 +255,7 @@ test_cm_reap_promote(void)
 	test_net_close(&net);
 	return 0;
 }
-REGISTER_IPOIB_TEST(cm_reap_promote, test_cm_reap_promote,
+REGISTER_TEST(cm_reap_promote, test_cm_reap_promote,
 		    "idle connections reaped, the busy spilled peer promoted");
 
 /* A connection whose peer goes away is torn down; it comes back later. */
@@ -292,5 +292,5 @@ test_cm_peer_gone(void)
 	test_net_close(&net);
 	return 0;
 }
-REGISTER_IPOIB_TEST(cm_peer_gone, test_cm_peer_gone,
+REGISTER_TEST(cm_peer_gone, test_cm_peer_gone,
 		    "peer gone: torn down; it returns and connects again");

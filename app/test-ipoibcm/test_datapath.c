@@ -126,7 +126,7 @@ test_dp_srq(void)
 {
 	return dp_ud_then_rc("srq=on");
 }
-REGISTER_IPOIB_TEST(dp_ud_then_rc_srq, test_dp_srq,
+REGISTER_TEST(dp_ud_then_rc_srq, test_dp_srq,
 		    "UD, then RC once connected, SRQ receive");
 
 static int
@@ -134,7 +134,7 @@ test_dp_nosrq(void)
 {
 	return dp_ud_then_rc("srq=off");
 }
-REGISTER_IPOIB_TEST(dp_ud_then_rc_nosrq, test_dp_nosrq,
+REGISTER_TEST(dp_ud_then_rc_nosrq, test_dp_nosrq,
 		    "UD, then RC once connected, non-SRQ receive");
 
 /* 64 KiB-class frames: fragmented on UD, whole on RC (scatter). */
@@ -165,7 +165,7 @@ test_dp_large_srq(void)
 {
 	return dp_large("srq=on");
 }
-REGISTER_IPOIB_TEST(dp_large_srq, test_dp_large_srq,
+REGISTER_TEST(dp_large_srq, test_dp_large_srq,
 		    "64 KiB frames: UD fragments, whole on RC, SRQ");
 
 static int
@@ -173,5 +173,5 @@ test_dp_large_nosrq(void)
 {
 	return dp_large("srq=off");
 }
-REGISTER_IPOIB_TEST(dp_large_nosrq, test_dp_large_nosrq,
+REGISTER_TEST(dp_large_nosrq, test_dp_large_nosrq,
 		    "64 KiB frames: UD fragments, whole on RC, non-SRQ");

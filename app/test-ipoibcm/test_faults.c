@@ -94,7 +94,7 @@ test_fault_req_lost(void)
 	test_net_close(&net);
 	return 0;
 }
-REGISTER_IPOIB_TEST(fault_req_lost, test_fault_req_lost,
+REGISTER_TEST(fault_req_lost, test_fault_req_lost,
 		    "REQs lost: timeout, UD meanwhile, RC once healed");
 
 /* Every REP to A lost: both sides give up and free; RC once healed. */
@@ -125,7 +125,7 @@ test_fault_rep_lost(void)
 	test_net_close(&net);
 	return 0;
 }
-REGISTER_IPOIB_TEST(fault_rep_lost, test_fault_rep_lost,
+REGISTER_TEST(fault_rep_lost, test_fault_rep_lost,
 		    "REPs lost: both sides time out and free; RC once healed");
 
 /*
@@ -156,7 +156,7 @@ test_fault_rtu_lost(void)
 	test_net_close(&net);
 	return 0;
 }
-REGISTER_IPOIB_TEST(fault_rtu_lost, test_fault_rtu_lost,
+REGISTER_TEST(fault_rtu_lost, test_fault_rtu_lost,
 		    "RTUs lost: RC at once, passive side established later");
 
 /*
@@ -218,7 +218,7 @@ test_fault_rej_storm(void)
 	test_net_close(&net);
 	return 0;
 }
-REGISTER_IPOIB_TEST(fault_rej_storm, test_fault_rej_storm,
+REGISTER_TEST(fault_rej_storm, test_fault_rej_storm,
 		    "REJ storm: REQs spaced by the backoff, no loss, no leak");
 
 /*
@@ -304,7 +304,7 @@ test_fault_rnr_srq(void)
 {
 	return fault_rnr("on");
 }
-REGISTER_IPOIB_TEST(fault_rnr_srq, test_fault_rnr_srq,
+REGISTER_TEST(fault_rnr_srq, test_fault_rnr_srq,
 		    "SRQ full: RNR holds the sender back, nothing lost");
 
 static int
@@ -312,7 +312,7 @@ test_fault_rnr_nosrq(void)
 {
 	return fault_rnr("off");
 }
-REGISTER_IPOIB_TEST(fault_rnr_nosrq, test_fault_rnr_nosrq,
+REGISTER_TEST(fault_rnr_nosrq, test_fault_rnr_nosrq,
 		    "connection ring full: RNR holds back, nothing lost");
 
 static unsigned int lsc_events;
@@ -405,7 +405,7 @@ test_fault_port_down(void)
 	test_net_close(&net);
 	return 0;
 }
-REGISTER_IPOIB_TEST(fault_port_down, test_fault_port_down,
+REGISTER_TEST(fault_port_down, test_fault_port_down,
 		    "port down: link down, LSC, connections closed; back up");
 
 /* Remove the fabric's objects as "rm -f /dev/shm/ipoibcm.<fabric>*" would. */
@@ -510,5 +510,5 @@ test_fault_fabric_removed(void)
 	TEST_ASSERT_EQ(fabric_remove(fabric), 0, "nothing left in /dev/shm");
 	return 0;
 }
-REGISTER_IPOIB_TEST(fault_fabric_removed, test_fault_fabric_removed,
+REGISTER_TEST(fault_fabric_removed, test_fault_fabric_removed,
 		    "fabric objects removed: reset event, reset, served again");

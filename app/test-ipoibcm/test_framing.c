@@ -149,7 +149,7 @@ test_wire_sizes(void)
 		    "CM private data bytes");
 	return 0;
 }
-REGISTER_IPOIB_TEST(wire_sizes, test_wire_sizes,
+REGISTER_TEST(wire_sizes, test_wire_sizes,
 		    "wire struct sizes and protocol constants");
 
 static int
@@ -182,7 +182,7 @@ test_wire_hwaddr(void)
 	TEST_ASSERT_EQ(ipoib_hwaddr_qpn(&hb), 0xffffff, "");
 	return 0;
 }
-REGISTER_IPOIB_TEST(wire_hwaddr, test_wire_hwaddr,
+REGISTER_TEST(wire_hwaddr, test_wire_hwaddr,
 		    "hardware address layout and helpers");
 
 struct mgid_case {
@@ -255,7 +255,7 @@ test_wire_mgid(void)
 	}
 	return 0;
 }
-REGISTER_IPOIB_TEST(wire_mgid, test_wire_mgid,
+REGISTER_TEST(wire_mgid, test_wire_mgid,
 		    "multicast GIDs as Linux builds them");
 
 static int
@@ -313,7 +313,7 @@ test_eth_mac_derive(void)
 	free(all);
 	return 0;
 }
-REGISTER_IPOIB_TEST(eth_mac_derive, test_eth_mac_derive,
+REGISTER_TEST(eth_mac_derive, test_eth_mac_derive,
 		    "MACs derived from hardware addresses");
 
 /* ---- ARP ---- */
@@ -491,7 +491,7 @@ test_eth_arp(void)
 	TEST_RUN(test_pool_free(mp));
 	return ret;
 }
-REGISTER_IPOIB_TEST(eth_arp, test_eth_arp,
+REGISTER_TEST(eth_arp, test_eth_arp,
 		    "ARP request and reply, Ethernet <-> IPoIB, both ways");
 
 /* ---- IPv6 Neighbor Discovery ---- */
@@ -798,7 +798,7 @@ test_eth_nd(void)
 	TEST_RUN(test_pool_free(mp));
 	return ret;
 }
-REGISTER_IPOIB_TEST(eth_nd, test_eth_nd,
+REGISTER_TEST(eth_nd, test_eth_nd,
 		    "IPv6 ND link-layer options, Ethernet <-> IPoIB");
 
 /* ---- IPv4 and the rest ---- */
@@ -892,7 +892,7 @@ test_eth_ipv4_chain(void)
 	TEST_RUN(test_pool_free(mp));
 	return ret;
 }
-REGISTER_IPOIB_TEST(eth_ipv4_chain, test_eth_ipv4_chain,
+REGISTER_TEST(eth_ipv4_chain, test_eth_ipv4_chain,
 		    "IPv4 unicast over a 3-segment chain, both ways");
 
 struct mcast_case {
@@ -1061,7 +1061,7 @@ test_eth_mcast(void)
 	TEST_RUN(test_pool_free(mp));
 	return ret;
 }
-REGISTER_IPOIB_TEST(eth_mcast, test_eth_mcast,
+REGISTER_TEST(eth_mcast, test_eth_mcast,
 		    "multicast MACs on receive, MGIDs on transmit");
 
 static int
@@ -1103,7 +1103,7 @@ test_eth_vlan(void)
 	TEST_RUN(test_pool_free(mp));
 	return ret;
 }
-REGISTER_IPOIB_TEST(eth_vlan, test_eth_vlan,
+REGISTER_TEST(eth_vlan, test_eth_vlan,
 		    "VLAN-tagged frames refused: IPoIB has P_Keys");
 
 /*
@@ -1186,7 +1186,7 @@ test_eth_truncated(void)
 	TEST_RUN(test_pool_free(mp));
 	return ret;
 }
-REGISTER_IPOIB_TEST(eth_truncated, test_eth_truncated,
+REGISTER_TEST(eth_truncated, test_eth_truncated,
 		    "truncated frames refused at every length, untouched");
 
 /* ---- robustness ---- */
@@ -1330,5 +1330,5 @@ test_eth_fuzz_smoke(void)
 	TEST_RUN(test_pool_free(mp));
 	return ret;
 }
-REGISTER_IPOIB_TEST(eth_fuzz_smoke, test_eth_fuzz_smoke,
+REGISTER_TEST(eth_fuzz_smoke, test_eth_fuzz_smoke,
 		    "mutated frames: no stray access, refusals leave m as it was");

@@ -107,7 +107,7 @@ test_iso_pkey(void)
 	test_port_destroy(a.name);
 	return 0;
 }
-REGISTER_IPOIB_TEST(iso_pkey, test_iso_pkey,
+REGISTER_TEST(iso_pkey, test_iso_pkey,
 		    "P_Keys 0x8001 and 0x8002: nothing crosses, both ways");
 
 /* A shm port below the driver, members of partitions 0x8001 and 0x8002. */
@@ -252,7 +252,7 @@ test_iso_raw(void)
 	test_port_destroy(a.name);
 	return 0;
 }
-REGISTER_IPOIB_TEST(iso_raw, test_iso_raw,
+REGISTER_TEST(iso_raw, test_iso_raw,
 		    "raw frames of another P_Key or Q_Key dropped, counted");
 
 /* Ports on fabrics x and y (same GUIDs): x never sees y's traffic. */
@@ -278,7 +278,7 @@ test_iso_fabric(void)
 	test_port_destroy(x0.name);
 	return 0;
 }
-REGISTER_IPOIB_TEST(iso_fabric, test_iso_fabric,
+REGISTER_TEST(iso_fabric, test_iso_fabric,
 		    "two fabric names: no traffic crosses");
 
 /* Probe a port on fab; it must fail, logging why. */
@@ -335,5 +335,5 @@ test_iso_owner(void)
 	shm_unlink(name);
 	return 0;
 }
-REGISTER_IPOIB_TEST(iso_owner, test_iso_owner,
+REGISTER_TEST(iso_owner, test_iso_owner,
 		    "fabric objects 0600; one open to others or foreign refused");

@@ -232,7 +232,7 @@ test_soak_cycles_srq(void)
 {
 	return soak_cycles_run("on");
 }
-REGISTER_IPOIB_TEST(soak_cycles_srq, test_soak_cycles_srq,
+REGISTER_TEST(soak_cycles_srq, test_soak_cycles_srq,
 		    "10,000 connect/disconnect cycles (SRQ): nothing grows");
 
 static int
@@ -240,7 +240,7 @@ test_soak_cycles_nosrq(void)
 {
 	return soak_cycles_run("off");
 }
-REGISTER_IPOIB_TEST(soak_cycles_nosrq, test_soak_cycles_nosrq,
+REGISTER_TEST(soak_cycles_nosrq, test_soak_cycles_nosrq,
 		    "10,000 connect/disconnect cycles (non-SRQ): nothing grows");
 
 /* Peer slot i leaves (closing its port) and a new host takes its place. */
@@ -338,5 +338,5 @@ test_soak_churn(void)
 	test_net_close(&net);
 	return 0;
 }
-REGISTER_IPOIB_TEST(soak_churn, test_soak_churn,
+REGISTER_TEST(soak_churn, test_soak_churn,
 		    "traffic while 400 peers leave and join: no loss, no growth");

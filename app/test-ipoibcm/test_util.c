@@ -6,7 +6,6 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <rte_bus_vdev.h>
@@ -38,15 +37,6 @@ test_fabric(const char *base)
 
 	snprintf(n, sizeof(names[0]), "%.20s_%d", base, (int)getpid());
 	return n;
-}
-
-uint64_t
-test_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 int

@@ -22,7 +22,6 @@
 #define TEST_HANG_MS	60000
 
 struct rte_mempool *test_mempool(void);
-uint64_t test_now_ms(void);
 /* A fabric name of this process: tests never meet another run's. */
 const char *test_fabric(const char *base);
 int test_port_create(const char *name, const char *args, uint16_t nb_q,

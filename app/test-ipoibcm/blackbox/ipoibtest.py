@@ -6,6 +6,10 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "devtools"))
+import sanitizers  # noqa: E402
+
 BUILD = os.environ.get("IPOIBCM_BUILD",
                        os.path.join(os.path.dirname(__file__), "../../../build"))
 PLUGIN_NAME = "librte_net_ipoibcm.so"
@@ -48,7 +52,8 @@ def _sanitizer_env():
     """Environment for loading a sanitizer-built plugin into stock tools.
 
     The sanitizer runtimes must come first in the process, so they are
-    preloaded; testpmd's own allocations are not ours to check for leaks.
+    preloaded; testpmd's own allocations are not ours to check for leaks
+    (devtools/sanitizers.py, "stock").
     """
     from elftools.elf.dynamic import DynamicSection
     from elftools.elf.elffile import ELFFile
@@ -66,16 +71,17 @@ def _sanitizer_env():
     env = dict(os.environ)
     if preload:
         env["LD_PRELOAD"] = " ".join(preload)
-        env["ASAN_OPTIONS"] = "detect_leaks=0:abort_on_error=1"
-        env["UBSAN_OPTIONS"] = "halt_on_error=1:print_stacktrace=1"
-        env["TSAN_OPTIONS"] = ("halt_on_error=1:history_size=7:"
-                               "suppressions=" + os.path.realpath(
-                                   os.path.join(os.path.dirname(__file__),
-                                                "../../../devtools/tsan.supp")))
+        env.update(sanitizers.env("stock"))
     return env
 
 
-ENV = _sanitizer_env()
+def __getattr__(name):
+    """ENV, the environment of the stock tools, made when first asked for
+    (it reads the built plugin with pyelftools)."""
+    if name == "ENV":
+        globals()["ENV"] = _sanitizer_env()
+        return globals()["ENV"]
+    raise AttributeError("module %s has no attribute %s" % (__name__, name))
 
 
 def testpmd(vdevs, prefix, args=(), stdin=None, timeout=HANG_S,

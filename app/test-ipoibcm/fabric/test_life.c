@@ -94,7 +94,7 @@ out:
 	ep_close(&a);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(port_down, test_port_down,
+REGISTER_TEST(port_down, test_port_down,
 	"port down: UD dropped, RC senders in error, PORT_DOWN then ACTIVE")
 
 /* ---- peer death --------------------------------------------------------- */
@@ -156,7 +156,7 @@ pd_traffic(struct ep *rc, struct ep *ud, const struct msg *peer_ud,
 	   uint32_t n, bool stream)
 {
 	/* a stream runs until the parent kills it, which waits T_TIMEOUT */
-	double deadline = now_ms() + (stream ? 2 * T_TIMEOUT : T_TIMEOUT);
+	double deadline = test_now_ms() + (stream ? 2 * T_TIMEOUT : T_TIMEOUT);
 	struct pd_rx rx = { 0 };
 	uint32_t rs = 0, us = 0, len;
 	uint8_t buf[PD_BUF];
@@ -164,7 +164,7 @@ pd_traffic(struct ep *rc, struct ep *ud, const struct msg *peer_ud,
 
 	CHECK(shm_ah_resolve(ud->f, peer_ud->gid, 0, &ah) == 0);
 	while (stream || rs < n || us < n || rx.rc < n || rx.ud < n) {
-		CHECK(now_ms() < deadline, "RC %u/%u UD %u/%u", rs, rx.rc, us,
+		CHECK(test_now_ms() < deadline, "RC %u/%u UD %u/%u", rs, rx.rc, us,
 		      rx.ud);
 		if (stream || rs < n) {
 			len = seq_len(rs, PD_BUF);
@@ -260,19 +260,19 @@ pd_kill(struct child *c, struct ep *su, struct ep *sr, double *dt,
 	struct pd_rx rx = { 0 };
 	double t0, t, last, deadline;
 
-	deadline = now_ms() + T_TIMEOUT;
+	deadline = test_now_ms() + T_TIMEOUT;
 	while (rx.rc < 50 || rx.ud < 50) {
-		CHECK(now_ms() < deadline, "RC %u UD %u from the peer", rx.rc,
+		CHECK(test_now_ms() < deadline, "RC %u UD %u from the peer", rx.rc,
 		      rx.ud);
 		CHECK(pd_drain(sr, su, &rx) == 0);
 		sched_yield();
 	}
 	/* not reaped: a dead process that is still a zombie is dead */
-	t0 = last = now_ms();
+	t0 = last = test_now_ms();
 	*off_cpu = 0;
 	CHECK(kill(c->pid, SIGKILL) == 0);
 	for (;;) {
-		t = now_ms();
+		t = test_now_ms();
 		if (t - last > 5)
 			*off_cpu += t - last;
 		last = t;
@@ -284,7 +284,7 @@ pd_kill(struct child *c, struct ep *su, struct ep *sr, double *dt,
 			break;
 		sched_yield();	/* the dying one may need the CPU */
 	}
-	*dt = now_ms() - t0;
+	*dt = test_now_ms() - t0;
 	CHECK(ev.type == SHM_EV_QP_FATAL && ev.qp_num == shm_qp_num(sr->qp));
 	return 0;
 out:
@@ -375,7 +375,7 @@ out:
 	ep_close(&su);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(peer_death, test_peer_death,
+REGISTER_TEST(peer_death, test_peer_death,
 	"peer SIGKILLed mid-stream: QP_FATAL, reclaimed; it returns")
 
 /* ---- capture ------------------------------------------------------------ */
@@ -606,7 +606,7 @@ out:
 	ep_close(&a);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(capture, test_capture,
+REGISTER_TEST(capture, test_capture,
 	"capture tap: UD, RC, multicast, >snaplen: pcap tshark parses whole")
 
 /* ---- ownership and isolation -------------------------------------------- */
@@ -730,7 +730,7 @@ out:
 	ft_end(f4);
 	return ft_end(f1);
 }
-REGISTER_FABRIC_TEST(isolation, test_isolation,
+REGISTER_TEST(isolation, test_isolation,
 	"fabric objects 0600; foreign or open ones refused; names isolated")
 
 /* ---- what is left ------------------------------------------------------- */
@@ -802,7 +802,7 @@ out:
 		shm_fabric_detach(f);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(cleanup, test_cleanup,
+REGISTER_TEST(cleanup, test_cleanup,
 	"last detach leaves nothing; 200 attach/detach rounds do not grow")
 
 /* ---- fork, dead processes ----------------------------------------------- */
@@ -863,7 +863,7 @@ out:
 		shm_fabric_detach(f);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(fork_attach, test_fork_attach,
+REGISTER_TEST(fork_attach, test_fork_attach,
 	"a forked child attaching by name gets its own slot and arena")
 
 static int
@@ -918,7 +918,7 @@ out:
 		shm_fabric_detach(f);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(dead_then_detach, test_dead_then_detach,
+REGISTER_TEST(dead_then_detach, test_dead_then_detach,
 	"a killed process's objects go when the last live one detaches")
 
 /* ---- memory ------------------------------------------------------------- */
@@ -982,7 +982,7 @@ out:
 	ep_close(&e);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(mem, test_mem,
+REGISTER_TEST(mem, test_mem,
 	"arena memory: freed without its lkey, reused; foreign SGEs refused")
 
 /* ---- a sender that died holding a claimed WR ---------------------------- */
@@ -1041,20 +1041,20 @@ out:
 static int
 lost_destroy(struct ep *e, const char *what, bool stall)
 {
-	double t0 = now_ms(), dt;
+	double t0 = test_now_ms(), dt;
 	uint32_t flushed = 0, busy_after = 0;
 	struct shm_wc wc[64];
 	int ret, k;
 
 	while ((ret = shm_qp_destroy(e->qp)) == -EBUSY &&
-	       now_ms() - t0 < T_TIMEOUT) {
+	       test_now_ms() - t0 < T_TIMEOUT) {
 		busy_after += flushed == e->nbufs - 1;
 		k = shm_cq_poll(e->cq, wc, 64);
 		while (k-- > 0)
 			flushed += wc[k].status == SHM_WC_WR_FLUSH_ERR;
 		sched_yield();
 	}
-	dt = now_ms() - t0;
+	dt = test_now_ms() - t0;
 	CHECK_EQ(ret, 0);
 	e->qp = NULL;
 	CHECK_EQ(flushed, e->nbufs - 1);
@@ -1111,5 +1111,5 @@ out:
 	ep_close(&su);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(lost_claim, test_lost_claim,
+REGISTER_TEST(lost_claim, test_lost_claim,
 	"a sender dies holding a claimed WR: our QPs can still be destroyed")

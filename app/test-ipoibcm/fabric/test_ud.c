@@ -125,7 +125,7 @@ out:
 	ep_close(&a);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(ud_two_procs, test_ud_two_procs,
+REGISTER_TEST(ud_two_procs, test_ud_two_procs,
 	"UD both ways between processes: GRH, src_qp, slid, byte_len")
 
 /* One message from qp to q (on the port of ah): delivered or not. */
@@ -212,7 +212,7 @@ out:
 	ep_close(&a);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(ud_keys, test_ud_keys,
+REGISTER_TEST(ud_keys, test_ud_keys,
 	"UD P_Key and Q_Key mismatches: not delivered, counted at receiver")
 
 /* ---- multicast ---------------------------------------------------------- */
@@ -338,7 +338,7 @@ out:
 	ep_close(&s);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(mcast_two_procs, test_mcast_two_procs,
+REGISTER_TEST(mcast_two_procs, test_mcast_two_procs,
 	"multicast: 3 QPs in 2 processes get one send; detach stops it")
 
 /* ---- fault injection: drops --------------------------------------------- */
@@ -402,5 +402,5 @@ out:
 	ep_close(&a);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(ud_drop, test_ud_drop,
+REGISTER_TEST(ud_drop, test_ud_drop,
 	"fault drop_ppm: every (or half the) UD message dropped, counted")

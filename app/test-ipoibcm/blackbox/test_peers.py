@@ -24,31 +24,18 @@ import tempfile
 import threading
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "test-ipoibcm", "blackbox"))
-from ipoibtest import HANG_S  # noqa: E402
+from ipoibtest import BUILD, HANG_S, check, done
 
-BUILD = os.environ.get("IPOIBCM_BUILD",
-                       os.path.join(os.path.dirname(__file__), "../../build"))
 APP_DIR = os.path.join(BUILD, "app", "ipoibcm-peers")
 PEERS = os.path.join(APP_DIR, "dpdk-ipoibcm-peers")
 CLIENT = os.path.join(APP_DIR, "peers_client")
 
-_failures = []
 _T0 = time.monotonic()
 
 
 def say(line):
     """Print with the seconds since the test started."""
     print("%7.3f %s" % (time.monotonic() - _T0, line), flush=True)
-
-
-def check(cond, what):
-    """Record and print one assertion."""
-    say(("  ok   " if cond else "  FAIL ") + what)
-    if not cond:
-        _failures.append(what)
-    return cond
 
 
 def fabric_name(test):
@@ -640,10 +627,7 @@ def main():
             print("missing " + f)
             sys.exit(1)
     TESTS[sys.argv[1]]()
-    if _failures:
-        print("%d check(s) failed" % len(_failures))
-        sys.exit(1)
-    print("all checks passed")
+    done()
 
 
 if __name__ == "__main__":
