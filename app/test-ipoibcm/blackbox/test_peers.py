@@ -277,7 +277,7 @@ def test_options():
     ]
     for args, name in bad:
         p = subprocess.run([PEERS] + args, capture_output=True, text=True,
-                           timeout=10)
+                           timeout=HANG_S)
         check(p.returncode == 2 and name in p.stderr and
               p.stdout == "",
               "%s: exit 2 naming %s (%d: %s)" % (" ".join(args), name,
