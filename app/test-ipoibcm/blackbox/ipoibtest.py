@@ -75,12 +75,22 @@ def _sanitizer_env():
     return env
 
 
+_ENV = None
+
+
+def stock_env():
+    """The environment of the stock tools, made when first asked for (it
+    reads the built plugin with pyelftools)."""
+    global _ENV
+    if _ENV is None:
+        _ENV = _sanitizer_env()
+    return _ENV
+
+
 def __getattr__(name):
-    """ENV, the environment of the stock tools, made when first asked for
-    (it reads the built plugin with pyelftools)."""
+    """ipoibtest.ENV: stock_env()."""
     if name == "ENV":
-        globals()["ENV"] = _sanitizer_env()
-        return globals()["ENV"]
+        return stock_env()
     raise AttributeError("module %s has no attribute %s" % (__name__, name))
 
 
@@ -94,5 +104,5 @@ def testpmd(vdevs, prefix, args=(), stdin=None, timeout=HANG_S,
     cmd += ["--"] + list(args)
     print("  $ " + " ".join(cmd), flush=True)
     p = subprocess.run(cmd, input=stdin, capture_output=True, text=True,
-                       timeout=timeout, env=ENV)
+                       timeout=timeout, env=stock_env())
     return p.returncode, p.stdout + p.stderr
