@@ -30,9 +30,10 @@ trap 'rm -rf "$work"; clean_shm' EXIT
 
 mkdir -p "$work/corpus" "$artifacts"
 cp "$corpus"/* "$work/corpus/"
-# the sanitizers' own options: any finding is fatal and reported
-export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:allocator_may_return_null=1}"
-export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
+# the sanitizers' options (devtools/sanitizers.py): any finding is fatal
+# and reported; an input may ask for any allocation size
+san=$(python3 "$(dirname "$0")/../devtools/sanitizers.py" fuzz --sh) || exit 1
+eval "$san"
 "$exe" -max_total_time="${FUZZ_TIME:-20}" -max_len="$max_len" \
 	-timeout=10 -print_final_stats=1 -close_fd_mask=3 \
 	-artifact_prefix="$artifacts/$name-" "$work/corpus" \

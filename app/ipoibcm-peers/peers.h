@@ -134,6 +134,7 @@ struct peers_host {
 	uint32_t passive;		/* accepted connections alive */
 	uint32_t nconns;		/* connections of any kind */
 	uint8_t act;			/* enum peers_act of the last one */
+	uint32_t backoff_ms;		/* the last backoff it chose */
 	struct peers_stats st;
 };
 

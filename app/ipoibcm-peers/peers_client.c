@@ -12,7 +12,8 @@
  *   rc       connect from P ports to one host; count REPs and REJ reasons;
  *            ping over each connection; see on what the reply comes back
  *   backoff  refuse the host's own connections; record its REQ times
- *   idle     ping once every 50 ms; record when replies stop
+ *   idle     ping once every 50 ms until replies come; then, told on
+ *            stdin that the host went idle, ping on: no reply may come
  *   hold     connect to a host, then wait for its death to be noticed
  *
  * Results are lines "key: value" on stdout; the exit status is 0 when
@@ -39,7 +40,8 @@ typedef void (*cl_send_fn)(struct cl *C, uint32_t idx, uint32_t seq);
 
 /*
  * Send a request to hosts 0..count-1, at most window in flight, resent
- * after retry_ms, until each is done or the deadline passes.
+ * after retry_ms, until each is done or the deadline passes. Prints how
+ * many answered and how many requests went (resends included).
  */
 static uint32_t
 cl_phase(struct cl *C, const char *name, uint32_t count, uint32_t window,
@@ -85,7 +87,8 @@ cl_phase(struct cl *C, const char *name, uint32_t count, uint32_t window,
 			break;
 		cl_poll(C);
 	}
-	printf("%s: %u/%u in %.3f s\n", name, ok, count, cl_secs(C) - t);
+	printf("%s: %u/%u in %.3f s, %u sent\n", name, ok, count,
+	       cl_secs(C) - t, seq - 1);
 	if (ok != count)
 		cl_bad(C, "%s: %u of %u hosts did not answer", name,
 		       count - ok, count);
@@ -162,7 +165,7 @@ cl_probe(struct cl *C, uint32_t count, uint32_t window, int flags,
 {
 	uint8_t mgid[IPOIB_GID_LEN], group[16], target[16];
 	uint64_t deadline;
-	uint32_t i, nas;
+	uint32_t i, nas, sent = 0;
 	bool mcast_ok;
 
 	if (count == 0 || count > C->hosts)
@@ -197,13 +200,15 @@ cl_probe(struct cl *C, uint32_t count, uint32_t window, int flags,
 	deadline = ipoib_now_ns() + (uint64_t)(C->timeout * 1e9);
 	nas = C->h[0].nas;
 	for (i = 0; C->h[0].nas == nas && ipoib_now_ns() < deadline; i++) {
-		if (i % 2000 == 0)
+		if (i % 2000 == 0) {
 			cl_send_mcast(C, 0, mgid, PK_ETH_P_IPV6, C->tx,
 				      cl_ns(C, 0, 0, true));
+			sent++;
+		}
 		cl_poll(C);
 	}
 	mcast_ok = C->h[0].nas != nas;
-	printf("nd_mcast: %d\n", mcast_ok);
+	printf("nd_mcast: %d\nnd_mcast_sent: %u\n", mcast_ok, sent);
 	if (!mcast_ok)
 		cl_bad(C, "no NA for an NS to host 0's solicited-node group");
 	for (i = 0; i < count; i++)
@@ -400,11 +405,53 @@ cl_rc(struct cl *C, uint32_t idx, int expect_acc, int expect_reason,
 	return 0;
 }
 
-static int
-cl_backoff(struct cl *C, uint32_t idx, double seconds, int reason)
+static uint32_t
+cl_replies(const struct cl *C, uint32_t idx)
 {
-	uint64_t end, next = 0;
-	uint32_t seq = 1, sent = 0;
+	return C->h[idx].ud_replies + C->h[idx].rc_replies;
+}
+
+static bool
+cl_got_reply(const struct cl *C, uint32_t idx)
+{
+	return cl_replies(C, idx) != 0;
+}
+
+static bool
+cl_got_reqs(const struct cl *C, uint32_t idx)
+{
+	(void)idx;
+	return C->want_reqs != 0 && C->nreqs >= C->want_reqs;
+}
+
+/*
+ * Ping host idx every period_ms, polling meanwhile, until stop(C, idx)
+ * holds (NULL: never) or the clock passes end; the pings sent.
+ */
+static uint32_t
+cl_ping_until(struct cl *C, uint32_t idx, uint64_t period_ms, uint64_t end,
+	      bool (*stop)(const struct cl *C, uint32_t idx))
+{
+	uint64_t next = 0;
+	uint32_t sent = 0;
+
+	while (ipoib_now_ns() < end && (stop == NULL || !stop(C, idx))) {
+		if (ipoib_now_ns() >= next) {
+			cl_s_ping(C, idx, sent + 1);
+			sent++;
+			next = ipoib_now_ns() + period_ms * 1000000ULL;
+		}
+		cl_poll(C);
+	}
+	return sent;
+}
+
+/* Until reqs REQs came (0: no limit), for seconds at most. */
+static int
+cl_backoff(struct cl *C, uint32_t idx, double seconds, int reason,
+	   int reqs)
+{
+	uint32_t sent;
 	int i;
 
 	cl_probe(C, idx + 1, 4, IPOIB_HWADDR_F_RC, false);
@@ -412,16 +459,10 @@ cl_backoff(struct cl *C, uint32_t idx, double seconds, int reason)
 		return 1;
 	C->req_policy = reason;
 	C->nreqs = 0;
+	C->want_reqs = reqs;
 	C->t0 = ipoib_now_ns();
-	end = C->t0 + (uint64_t)(seconds * 1e9);
-	while (ipoib_now_ns() < end) {
-		if (ipoib_now_ns() >= next) {
-			cl_s_ping(C, idx, seq++);
-			sent++;
-			next = ipoib_now_ns() + 20000000ULL;
-		}
-		cl_poll(C);
-	}
+	sent = cl_ping_until(C, idx, 20, C->t0 + (uint64_t)(seconds * 1e9),
+			     cl_got_reqs);
 	printf("backoff: pings %u replies ud %u rc %u\nreqs:", sent,
 	       C->h[idx].ud_replies, C->h[idx].rc_replies);
 	for (i = 0; i < C->nreqs; i++)
@@ -432,32 +473,42 @@ cl_backoff(struct cl *C, uint32_t idx, double seconds, int reason)
 	return 0;
 }
 
+/*
+ * Ping host idx every 50 ms until it replies (within --timeout) and say
+ * so; then wait for a line on stdin (the test has made the host idle
+ * meanwhile), take what it sent before, and ping for seconds: nothing
+ * may come back.
+ */
 static int
 cl_idle(struct cl *C, uint32_t idx, double seconds)
 {
-	uint64_t end, next = 0;
-	uint32_t seq = 1, sent = 0, last = 0;
-	double last_at = -1;
+	uint32_t sent, before;
+	char line[64];
 
 	cl_probe(C, idx + 1, 4, -1, false);
 	if (!C->h[idx].arp)
 		return 1;
-	C->t0 = ipoib_now_ns();
-	end = C->t0 + (uint64_t)(seconds * 1e9);
-	while (ipoib_now_ns() < end) {
-		if (ipoib_now_ns() >= next) {
-			cl_s_ping(C, idx, seq++);
-			sent++;
-			next = ipoib_now_ns() + 50000000ULL;
-		}
-		cl_poll(C);
-		if (C->h[idx].ud_replies + C->h[idx].rc_replies != last) {
-			last = C->h[idx].ud_replies + C->h[idx].rc_replies;
-			last_at = cl_secs(C);
-		}
+	cl_ping_until(C, idx, 50, ipoib_now_ns() + (uint64_t)(C->timeout * 1e9),
+		      cl_got_reply);
+	if (!cl_got_reply(C, idx)) {
+		cl_bad(C, "host %u never replied", idx);
+		return 1;
 	}
-	printf("idle: pings %u replies %u last_reply_at %.3f\n", sent, last,
-	       last_at);
+	printf("idle: answered\n");
+	fflush(stdout);
+	if (fgets(line, sizeof(line), stdin) == NULL) {
+		cl_bad(C, "stdin closed before the host went idle");
+		return 1;
+	}
+	while (cl_poll(C) != 0)
+		;
+	before = cl_replies(C, idx);
+	sent = cl_ping_until(C, idx, 50,
+			     ipoib_now_ns() + (uint64_t)(seconds * 1e9), NULL);
+	printf("idle: pings %u replies %u\n", sent,
+	       cl_replies(C, idx) - before);
+	if (cl_replies(C, idx) != before)
+		cl_bad(C, "host %u replied while idle", idx);
 	return 0;
 }
 
@@ -533,7 +584,8 @@ cl_usage(void)
 	      "       probe [--count K] [--window W] [--flags F] [--arp-only]\n"
 	      "     | rc --host I [--accept A] [--reason R] [--rc-reply] "
 	      "[--big] [--mtu M] [--reconnect]\n"
-	      "     | backoff --host I --seconds S [--reason R (0: ignore)]\n"
+	      "     | backoff --host I --seconds S [--reqs N]\n"
+	      "               [--reason R (0: ignore)]\n"
 	      "     | idle --host I --seconds S\n"
 	      "     | hold --host I --seconds S\n", stderr);
 	exit(2);
@@ -553,12 +605,14 @@ main(int argc, char **argv)
 		{ "accept", 1, NULL, 'A' }, { "reason", 1, NULL, 'R' },
 		{ "rc-reply", 0, NULL, 'r' }, { "big", 0, NULL, 'b' },
 		{ "mtu", 1, NULL, 'M' }, { "reconnect", 0, NULL, 'C' },
-		{ "seconds", 1, NULL, 's' }, { NULL, 0, NULL, 0 },
+		{ "seconds", 1, NULL, 's' }, { "reqs", 1, NULL, 'q' },
+		{ NULL, 0, NULL, 0 },
 	};
 	static struct cl C;
 	struct in_addr in;
 	uint32_t count = 0, window = 4, host = 0, mtu = 0;
-	int opt, nports = 1, flags = -1, accept = -1, reason = -1, ret;
+	int opt, nports = 1, flags = -1, accept = -1, reason = -1, reqs = 0;
+	int ret;
 	bool full = true, want_rc = false, big = false, reconnect = false;
 	double seconds = 3;
 	const char *cmd;
@@ -646,6 +700,9 @@ main(int argc, char **argv)
 		case 's':
 			seconds = strtod(optarg, NULL);
 			break;
+		case 'q':
+			reqs = (int)strtol(optarg, NULL, 0);
+			break;
 		default:
 			cl_usage();
 		}
@@ -672,7 +729,8 @@ main(int argc, char **argv)
 		ret = cl_rc(&C, host, accept, reason, want_rc, big, mtu,
 			    reconnect);
 	else if (strcmp(cmd, "backoff") == 0)
-		ret = cl_backoff(&C, host, seconds, reason < 0 ? 28 : reason);
+		ret = cl_backoff(&C, host, seconds, reason < 0 ? 28 : reason,
+				 reqs);
 	else if (strcmp(cmd, "idle") == 0)
 		ret = cl_idle(&C, host, seconds);
 	else if (strcmp(cmd, "hold") == 0)

@@ -97,6 +97,7 @@ struct cl {
 	int req_policy;
 	double req_at[CL_MAX_REQS];
 	int nreqs;
+	int want_reqs;			/* backoff: stop after so many, or 0 */
 	uint64_t t0;
 	struct cl_host *h;
 	unsigned int bad;
@@ -126,7 +127,8 @@ void cl_send_mcast(struct cl *C, int port, const uint8_t *mgid,
 bool cl_send_rc(struct cl_conn *c, uint16_t type, const uint8_t *pkt,
 		uint32_t len);
 int cl_conn_new(struct cl *C);
-void cl_poll(struct cl *C);
+/* One round of completions, CM and async events: the completions. */
+unsigned int cl_poll(struct cl *C);
 
 /* peers_client_pkt.c */
 uint32_t cl_arp_req(struct cl *C, int port, uint32_t idx);

@@ -380,7 +380,7 @@ cl_cm_event(struct cl *C, int port, const struct shm_cm_event *ev)
 	}
 }
 
-void
+unsigned int
 cl_poll(struct cl *C)
 {
 	struct ipoib_wc wc[CL_BURST];
@@ -441,5 +441,6 @@ cl_poll(struct cl *C)
 	}
 	if (n == 0)
 		cl_nap();
+	return n;
 }
 

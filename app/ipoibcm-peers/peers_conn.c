@@ -58,6 +58,7 @@ peers_backoff(struct peers *P, struct peers_peer *pe)
 	pe->next_retry_ns = ipoib_now_ns() +
 			    pe->backoff_ms * IPOIB_NS_PER_MS;
 	P->hosts[pe->host].act = PEERS_ACT_BACKOFF;
+	P->hosts[pe->host].backoff_ms = pe->backoff_ms;
 }
 
 /* Does the peer offer connected mode? Its address record says. */

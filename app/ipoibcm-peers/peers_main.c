@@ -81,6 +81,9 @@ static const char peers_usage[] =
 "                       (a crash: the fabric's janitor reclaims the hosts)\n"
 "  --duration SECONDS   then exit cleanly (default: run until SIGINT or\n"
 "                       SIGTERM)\n"
+"  SIGUSR1, SIGUSR2     go idle, or die, at once: as --idle-after and\n"
+"                       --die-after do when their time comes (for tests\n"
+"                       that need it to happen after some event)\n"
 "  --report-interval SECONDS\n"
 "                       print the table this often (default 0: at exit)\n"
 "  --json FILE          at exit, write per-host results and totals as\n"
@@ -91,17 +94,18 @@ static const char peers_usage[] =
 "\n"
 "SECONDS is a decimal number, more than 0 and at most 1000000\n"
 "(--report-interval: 0 too). Once all hosts are up, a line \"ready: ...\"\n"
-"gives the start time. The table lists hosts with activity and a totals\n"
-"line: packets received and sent on UD and on connections (RC), echo\n"
-"replies, UDP echoes, ARP and ND answers, connection requests accepted\n"
-"and rejected, accepted connections up (conns), and the state of the\n"
-"host's own connection (active: -, connecting, up, backoff).\n"
+"gives the start time, and a line \"idle: ...\" says when the hosts went\n"
+"idle. The table lists hosts with activity and a totals line: packets\n"
+"received and sent on UD and on connections (RC), echo replies, UDP\n"
+"echoes, ARP and ND answers, connection requests accepted and rejected,\n"
+"accepted connections up (conns), and the state of the host's own\n"
+"connection (active: -, connecting, up, backoff).\n"
 "Only the first 46 hosts join their IPv6 solicited-node group (the fabric\n"
 "has 64 multicast groups in all); the others answer solicitations sent to\n"
 "them unicast or to ff02::1.\n"
 "\n"
 "Exit status: 0 done, 1 fabric or system error, 2 bad command line,\n"
-"9 --die-after.\n";
+"9 --die-after (or SIGUSR2).\n";
 
 enum {
 	OPT_FABRIC = 256,
@@ -414,13 +418,17 @@ peers_parse_args(struct peers_conf *conf, int argc, char **argv)
 
 /* ---- main loop ----------------------------------------------------------- */
 
-static volatile sig_atomic_t peers_stop;
+static volatile sig_atomic_t peers_stop, peers_idle_now, peers_die_now;
 
 static void
 peers_on_signal(int sig)
 {
-	(void)sig;
-	peers_stop = 1;
+	if (sig == SIGUSR1)
+		peers_idle_now = 1;
+	else if (sig == SIGUSR2)
+		peers_die_now = 1;
+	else
+		peers_stop = 1;
 }
 
 static uint64_t
@@ -473,12 +481,20 @@ peers_run(struct peers *P)
 		uint64_t now = ipoib_now_ns();
 		unsigned int work = 0, k, r;
 
-		if (die_at && now >= die_at)
+		if ((die_at && now >= die_at) || peers_die_now)
 			_exit(PEERS_EXIT_DIE);	/* a crash: nothing closed */
+		/* before the end: a run that passed both was idle */
+		if (!P->idle && ((idle_at && now >= idle_at) ||
+				 peers_idle_now)) {
+			P->idle = true;
+			if (!c->quiet) {
+				printf("idle: from %.3f s on, nothing is "
+				       "answered\n", (now - P->ready_ns) / 1e9);
+				fflush(stdout);
+			}
+		}
 		if (end_at && now >= end_at)
 			break;
-		if (idle_at && now >= idle_at)
-			P->idle = true;
 		if (next_report && now >= next_report) {
 			if (!c->quiet) {
 				printf("--- %.1f s ---\n",
@@ -538,6 +554,8 @@ peers_setup_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGUSR2, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 }
 

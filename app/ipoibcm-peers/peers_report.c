@@ -187,9 +187,9 @@ peers_json_host(FILE *fp, const struct peers *P, uint32_t i)
 	for (k = 0; k < 16; k += 2)
 		fprintf(fp, "%s%02x%02x", k ? ":" : "", g[k], g[k + 1]);
 	fprintf(fp, "\", \"mac\": \"%02x:%02x:%02x:%02x:%02x:%02x\", "
-		"\"conn_passive\": %u, \"active_state\": \"%s\"", mac[0],
-		mac[1], mac[2], mac[3], mac[4], mac[5], h->passive,
-		peers_act_names[h->act]);
+		"\"conn_passive\": %u, \"active_state\": \"%s\", "
+		"\"backoff_ms\": %u", mac[0], mac[1], mac[2], mac[3], mac[4],
+		mac[5], h->passive, peers_act_names[h->act], h->backoff_ms);
 	peers_json_stats(fp, &h->st);
 	fprintf(fp, "}%s\n", i + 1 < P->nr_hosts ? "," : "");
 }

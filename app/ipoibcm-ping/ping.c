@@ -6,11 +6,12 @@
  * would: it resolves every host with ARP, then sends UDP datagrams to the
  * hosts of each phase of its schedule and counts the echoes, printing who
  * is on which path (RC, UD) with the throughput. The demo and the scale
- * tests drive it against dpdk-ipoibcm-peers.
+ * tests drive it against dpdk-ipoibcm-peers; the tests end each phase with
+ * SIGUSR1 once what they wait for has happened.
  *
  *   dpdk-ipoibcm-ping [EAL options] -- --hosts N [--ipv4 A.B.C.D]
  *       [--src A.B.C.D] [--size BYTES] [--rate PPS] [--phase SECONDS:FIRST-LAST]...
- *       [--report SECONDS] [--grid] [--require-all]
+ *       [--report SECONDS] [--arp-timeout SECONDS] [--grid] [--require-all]
  */
 
 #include <errno.h>
@@ -62,6 +63,7 @@ static struct {
 	uint32_t size;
 	uint64_t rate;			/* frames per second, all hosts */
 	double report_s;
+	double arp_timeout_s;
 	bool grid;
 	bool require_all;
 	struct phase phases[MAX_PHASES];
@@ -72,12 +74,14 @@ static struct {
 	.size = 256,
 	.rate = 200000,
 	.report_s = 2,
+	.arp_timeout_s = 60,
 };
 
 static struct host *hosts;
 static struct rte_mempool *mp;
 static struct rte_ether_addr port_mac;
 static volatile bool quit;
+static volatile sig_atomic_t next_phase;
 static unsigned int cur_phase;
 
 static uint64_t
@@ -89,8 +93,10 @@ now_ms(void)
 static void
 on_signal(int sig)
 {
-	RTE_SET_USED(sig);
-	quit = true;
+	if (sig == SIGUSR1)
+		next_phase = 1;
+	else
+		quit = true;
 }
 
 static void
@@ -100,14 +106,18 @@ usage(const char *prog)
 	       "[--src A.B.C.D]\n"
 	       "    [--size BYTES] [--rate PPS] "
 	       "[--phase SECONDS:FIRST-LAST]... [--report SECONDS]\n"
-	       "    [--grid] [--require-all] [--port P]\n"
+	       "    [--arp-timeout SECONDS] [--grid] [--require-all] "
+	       "[--port P]\n"
 	       "  --hosts N          hosts at --ipv4 + 0..N-1 (1..%u)\n"
-	       "  --phase S:F-L      send to hosts F..L for S seconds; "
-	       "repeatable (default: all, 10 s)\n"
+	       "  --phase S:F-L      send to hosts F..L for S seconds, or "
+	       "until SIGUSR1;\n"
+	       "                     repeatable (default: all, 10 s)\n"
 	       "  --rate PPS         UDP frames per second, all hosts "
 	       "together (default 200000)\n"
 	       "  --size BYTES       Ethernet frame size, 64..9000 "
 	       "(default 256)\n"
+	       "  --arp-timeout S    give up resolving hosts after S seconds "
+	       "(default 60)\n"
 	       "  --grid             print one letter per host: R on RC, "
 	       "c connecting, U on UD\n"
 	       "  --require-all      exit 1 unless every host of every phase "
@@ -149,6 +159,7 @@ parse_args(int argc, char **argv)
 		{ "rate", required_argument, NULL, 'r' },
 		{ "phase", required_argument, NULL, 'p' },
 		{ "report", required_argument, NULL, 'R' },
+		{ "arp-timeout", required_argument, NULL, 'T' },
 		{ "port", required_argument, NULL, 'P' },
 		{ "grid", no_argument, NULL, 'g' },
 		{ "require-all", no_argument, NULL, 'a' },
@@ -195,6 +206,11 @@ parse_args(int argc, char **argv)
 			if (*end || cfg.report_s <= 0)
 				goto bad;
 			break;
+		case 'T':
+			cfg.arp_timeout_s = strtod(optarg, &end);
+			if (*end || !(cfg.arp_timeout_s > 0))
+				goto bad;
+			break;
 		case 'P':
 			cfg.port = (uint16_t)strtoul(optarg, &end, 10);
 			if (*end)
@@ -218,6 +234,14 @@ parse_args(int argc, char **argv)
 	if (cfg.nb_phases == 0)
 		cfg.phases[cfg.nb_phases++] = (struct phase){
 			10, 0, cfg.nb_hosts - 1 };
+	for (c = 0; c < (int)cfg.nb_phases; c++) {
+		if (cfg.phases[c].last >= cfg.nb_hosts) {
+			fprintf(stderr, "bad value for --phase: host %u of "
+				"%u hosts\n", cfg.phases[c].last,
+				cfg.nb_hosts);
+			return -1;
+		}
+	}
 	return 0;
 bad:
 	fprintf(stderr, "bad value for --%s: %s\n", opts[idx].name, optarg);
@@ -383,7 +407,8 @@ poll_rx(void)
 static int
 resolve_all(void)
 {
-	uint64_t start = now_ms(), deadline = start + 60000;
+	uint64_t start = now_ms();
+	uint64_t deadline = start + (uint64_t)(cfg.arp_timeout_s * 1000);
 	uint32_t resolved = 0, next = 0, i;
 
 	while (resolved < cfg.nb_hosts && !quit && now_ms() < deadline) {
@@ -455,22 +480,27 @@ print_grid(const struct phase *ph)
 	putchar('\n');
 }
 
+/* served: hosts of the phase that answered in it so far */
 static void
 report(const struct phase *ph, double elapsed, uint64_t sent,
-       uint64_t recv, uint64_t *last_rx_bytes, double dt)
+       uint64_t recv, uint32_t served, uint64_t *last_rx_bytes, double dt)
 {
 	uint64_t rx_bytes = xstat("rx_rc_bytes") + xstat("rx_ud_bytes");
 
 	printf("[phase %u %5.1fs] sent %" PRIu64 " echoed %" PRIu64
+	       " served %u/%u"
 	       " | RC tx %" PRIu64 " UD tx %" PRIu64 " | conns tx %" PRIu64
 	       " rx %" PRIu64 " spilled %" PRIu64 " | promoted %" PRIu64
+	       " retried %" PRIu64
 	       " reaped %" PRIu64 " evicted %" PRIu64 " REJ sent %" PRIu64
 	       " rcvd %" PRIu64 " | %.2f Gbit/s in | %" PRIu64 " B/conn\n",
-	       cur_phase, elapsed,
-	       sent, recv, xstat("tx_rc_packets"), xstat("tx_ud_packets"),
+	       cur_phase, elapsed, sent, recv, served,
+	       ph->last - ph->first + 1,
+	       xstat("tx_rc_packets"), xstat("tx_ud_packets"),
 	       xstat("conns_tx_connected"), xstat("conns_rx"),
 	       xstat("peers_spilled"), xstat("conn_promotions"),
-	       xstat("conn_reaped"), xstat("conn_evictions"),
+	       xstat("conn_retries"), xstat("conn_reaped"),
+	       xstat("conn_evictions"),
 	       xstat("rej_sent_reason_1") + xstat("rej_sent_reason_3"),
 	       xstat("rej_rcvd_reason_1") + xstat("rej_rcvd_reason_3"),
 	       dt > 0 ? (rx_bytes - *last_rx_bytes) * 8 / dt / 1e9 : 0.0,
@@ -481,7 +511,10 @@ report(const struct phase *ph, double elapsed, uint64_t sent,
 	fflush(stdout);
 }
 
-/* Send to the phase's hosts round robin at the configured rate. */
+/*
+ * Send to the phase's hosts round robin at the configured rate, for the
+ * phase's seconds or until SIGUSR1.
+ */
 static void
 run_phase(const struct phase *ph)
 {
@@ -489,10 +522,11 @@ run_phase(const struct phase *ph)
 	uint64_t end = t0 + (uint64_t)(ph->seconds * hz);
 	uint64_t next_report = t0 + (uint64_t)(cfg.report_s * hz);
 	uint64_t last_report = t0, sent = 0, recv, last_rx = 0;
-	uint32_t span = ph->last - ph->first + 1, i = 0, k;
+	uint32_t span = ph->last - ph->first + 1, i = 0, k, served;
 	uint64_t t;
 
-	while (!quit && (t = rte_get_timer_cycles()) < end) {
+	next_phase = 0;
+	while (!quit && !next_phase && (t = rte_get_timer_cycles()) < end) {
 		uint64_t due = (t - t0) * cfg.rate / hz;
 
 		while (sent < due && !quit) {
@@ -514,8 +548,10 @@ run_phase(const struct phase *ph)
 		if (t >= next_report) {
 			for (recv = 0, k = 0; k < cfg.nb_hosts; k++)
 				recv += hosts[k].recv[cur_phase];
-			report(ph, (double)(t - t0) / hz, sent, recv, &last_rx,
-			       (double)(t - last_report) / hz);
+			for (served = 0, k = ph->first; k <= ph->last; k++)
+				served += hosts[k].recv[cur_phase] > 0;
+			report(ph, (double)(t - t0) / hz, sent, recv, served,
+			       &last_rx, (double)(t - last_report) / hz);
 			last_report = t;
 			next_report = t + (uint64_t)(cfg.report_s * hz);
 		}
@@ -563,6 +599,7 @@ main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	signal(SIGUSR1, on_signal);
 	hosts = rte_zmalloc(NULL, cfg.nb_hosts * sizeof(*hosts), 0);
 	if (hosts == NULL || port_init() < 0)
 		rte_exit(EXIT_FAILURE, "cannot set up port %u\n", cfg.port);

@@ -6,29 +6,14 @@
 #define IPOIBCM_TEST_H
 
 #include <stdio.h>
-#include <sys/queue.h>
 
-#include <rte_common.h>
+#include "test_runner.h"
 
-/* A named test command, in the style of DPDK's dpdk-test. */
-struct ipoib_test {
-	TAILQ_ENTRY(ipoib_test) next;
-	const char *name;
-	const char *help;
-	int (*fn)(void);	/* 0: passed; <0: failed */
-};
-
-void ipoib_test_register(struct ipoib_test *t);
-
-#define REGISTER_IPOIB_TEST(nm, func, text) \
-static struct ipoib_test ipoib_test_ ## nm = { \
-	.name = RTE_STR(nm), .help = text, .fn = func, \
-}; \
-RTE_INIT(ipoib_test_init_ ## nm) \
-{ \
-	ipoib_test_register(&ipoib_test_ ## nm); \
-}
-
+/*
+ * Checks of the unit tests: on failure, say where and why, and return -1
+ * from the test (or helper) at once. Helpers return 0 or -1; TEST_RUN
+ * propagates. (The fabric tests' CHECK jumps to a cleanup label instead.)
+ */
 #define TEST_ASSERT(cond, fmt, ...) do { \
 	if (!(cond)) { \
 		printf("    FAIL %s:%d: %s: " fmt "\n", __FILE__, __LINE__, \

@@ -16,7 +16,6 @@
 #include "test_net.h"
 #include "test_util.h"
 
-#define TIMEOUT_MS	TEST_NET_TIMEOUT_MS
 
 /* max_conns=4 and 16 peers: 4 on RC, 12 on UD, every reply arrives. */
 static int
@@ -24,20 +23,24 @@ test_cm_spill(void)
 {
 	unsigned int all[TEST_NET_MAX_PEERS], i;
 	struct test_net net;
+	uint32_t seq = 20;
 
 	for (i = 0; i < TEST_NET_MAX_PEERS; i++)
 		all[i] = i + 1;
 	TEST_RUN(test_net_open(&net, "t_cm_spill", "max_conns=4",
 			       "max_conns=64", TEST_NET_MAX_PEERS));
 	TEST_RUN(test_net_rounds(&net, all, TEST_NET_MAX_PEERS, 20, 0));
-	TEST_ASSERT(test_wait_xstat(net.port[0], "conns_tx_connected", 4,
-				    TIMEOUT_MS), "4 peers on RC");
-	TEST_ASSERT(test_wait_xstat(net.port[0], "peers_spilled", 12,
-				    TIMEOUT_MS), "12 peers spilled to UD");
+	TEST_ASSERT(test_net_until(&net, all, TEST_NET_MAX_PEERS, net.port[0],
+				   "conns_tx_connected", 4, true, &seq) == 0,
+		    "4 peers on RC");
+	TEST_ASSERT(test_net_until(&net, all, TEST_NET_MAX_PEERS, net.port[0],
+				   "peers_spilled", 12, true, &seq) == 0,
+		    "12 peers spilled to UD");
 	/* the peers connect to A too: A's passive side takes 4 */
-	TEST_ASSERT(test_wait_xstat(net.port[0], "conns_rx", 4, TIMEOUT_MS),
+	TEST_ASSERT(test_net_until(&net, all, TEST_NET_MAX_PEERS, net.port[0],
+				   "conns_rx", 4, true, &seq) == 0,
 		    "A accepted 4");
-	TEST_RUN(test_net_rounds(&net, all, TEST_NET_MAX_PEERS, 50, 100));
+	TEST_RUN(test_net_rounds(&net, all, TEST_NET_MAX_PEERS, 50, seq));
 	TEST_ASSERT(test_xstat(net.port[0], "rej_sent_reason_1") >= 12,
 		    "the others got REJ reason 1 (no QP)");
 	TEST_ASSERT(test_xstat(net.port[0], "tx_rc_packets") >= 4 * 50,
@@ -49,7 +52,7 @@ test_cm_spill(void)
 	test_net_close(&net);
 	return 0;
 }
-REGISTER_IPOIB_TEST(cm_spill, test_cm_spill,
+REGISTER_TEST(cm_spill, test_cm_spill,
 		    "max_conns=4, 16 peers: 4 on RC, 12 on UD, no loss");
 
 /* A full passive side refuses with REJ reason 1; the requester spills. */
@@ -58,26 +61,30 @@ test_cm_passive_full(void)
 {
 	unsigned int peer = 1;
 	struct test_net net;
+	uint32_t seq = 5;
 
 	/* A is the passive one here: it allows one connection */
 	TEST_RUN(test_net_open(&net, "t_cm_full", "max_conns=1", "", 2));
 	/* peers 1 and 2 send to A (their replies in cm_round) */
 	TEST_RUN(test_net_rounds(&net, &peer, 1, 5, 0));
-	TEST_ASSERT(test_wait_xstat(net.port[1], "conns_tx_connected", 1,
-				    TIMEOUT_MS), "peer 1 connected to A");
+	TEST_ASSERT(test_net_until(&net, &peer, 1, net.port[1],
+				   "conns_tx_connected", 1, true, &seq) == 0,
+		    "peer 1 connected to A");
 	peer = 2;
-	TEST_RUN(test_net_rounds(&net, &peer, 1, 5, 10));
-	TEST_ASSERT(test_wait_xstat(net.port[2], "rej_rcvd_reason_1", 1,
-				    TIMEOUT_MS), "peer 2 got REJ reason 1");
+	TEST_RUN(test_net_rounds(&net, &peer, 1, 5, seq));
+	seq += 5;
+	TEST_ASSERT(test_net_until(&net, &peer, 1, net.port[2],
+				   "rej_rcvd_reason_1", 1, false, &seq) == 0,
+		    "peer 2 got REJ reason 1");
 	TEST_ASSERT(test_wait_xstat(net.port[2], "peers_spilled", 1,
-				    TIMEOUT_MS), "peer 2 spilled A");
+				    TEST_HANG_MS), "peer 2 spilled A");
 	TEST_ASSERT(test_xstat(net.port[0], "rej_sent_reason_1") >= 1,
 		    "A counted the REJ it sent");
-	TEST_RUN(test_net_rounds(&net, &peer, 1, 20, 20));	/* still served */
+	TEST_RUN(test_net_rounds(&net, &peer, 1, 20, seq));	/* still served */
 	test_net_close(&net);
 	return 0;
 }
-REGISTER_IPOIB_TEST(cm_passive_full, test_cm_passive_full,
+REGISTER_TEST(cm_passive_full, test_cm_passive_full,
 		    "a full passive side sends REJ 1; the requester spills");
 
 /* REJ every REQ (fault): retried with backoff, served over UD meanwhile. */
@@ -86,17 +93,19 @@ test_cm_rejected(void)
 {
 	unsigned int peer = 1;
 	struct test_net net;
+	uint32_t seq = 10;
 
 	TEST_RUN(test_net_open(&net, "t_cm_rej",
 			       "retry_min=20,retry_max=80", "fault_rej=all", 1));
 	TEST_RUN(test_net_rounds(&net, &peer, 1, 10, 0));
-	TEST_ASSERT(test_wait_xstat(net.port[0], "rej_rcvd_reason_3", 1,
-				    TIMEOUT_MS), "REJ reason 3 received");
+	TEST_ASSERT(test_net_until(&net, &peer, 1, net.port[0],
+				   "rej_rcvd_reason_3", 1, false, &seq) == 0,
+		    "REJ reason 3 received");
 	TEST_ASSERT(test_wait_xstat(net.port[0], "peers_spilled", 1,
-				    TIMEOUT_MS), "spilled");
+				    TEST_HANG_MS), "spilled");
 	/* keep talking: the backoff expires, A retries, is refused again */
-	while (test_xstat(net.port[0], "conn_retries") < 2)
-		TEST_RUN(test_net_rounds(&net, &peer, 1, 1, 100));
+	TEST_ASSERT(test_net_until(&net, &peer, 1, net.port[0], "conn_retries",
+				   2, false, &seq) == 0, "retried");
 	TEST_ASSERT(test_xstat(net.port[0], "rej_rcvd_reason_3") >= 2,
 		    "refused again");
 	TEST_ASSERT_EQ(test_xstat(net.port[0], "conns_tx_connected"), 0,
@@ -104,7 +113,7 @@ test_cm_rejected(void)
 	test_net_close(&net);
 	return 0;
 }
-REGISTER_IPOIB_TEST(cm_rejected, test_cm_rejected,
+REGISTER_TEST(cm_rejected, test_cm_rejected,
 		    "REJ on every REQ: backoff retries, no frame lost");
 
 /* Non-SRQ: a budget that fits 3 connections makes the 4th spill. */
@@ -115,12 +124,13 @@ test_cm_budget(void)
 	char a_args[128];
 	struct test_net net;
 	uint64_t per_conn;
+	uint32_t seq = 3;
 
 	/* one connection first, to learn what one costs */
 	TEST_RUN(test_net_open(&net, "t_cm_budget1", "srq=off", "", 1));
 	TEST_RUN(test_net_rounds(&net, peers, 1, 3, 0));
-	TEST_ASSERT(test_wait_xstat(net.port[0], "conns_rx", 1, TIMEOUT_MS),
-		    "A accepted one");
+	TEST_ASSERT(test_net_until(&net, peers, 1, net.port[0], "conns_rx", 1,
+				   true, &seq) == 0, "A accepted one");
 	per_conn = test_xstat(net.port[0], "mem_used_bytes");
 	TEST_ASSERT(per_conn > 0 && per_conn < UINT64_MAX, "charged");
 	printf("    one non-SRQ connection charges %" PRIu64 " bytes\n",
@@ -131,10 +141,13 @@ test_cm_budget(void)
 		 per_conn * 7 / 2);
 	TEST_RUN(test_net_open(&net, "t_cm_budget", a_args, "", 4));
 	for (i = 0; i < 4; i++) {
-		TEST_RUN(test_net_rounds(&net, &peers[i], 1, 3, 10 * i));
-		TEST_ASSERT(test_wait_xstat(net.port[peers[i]],
-					    i < 3 ? "conns_tx_connected" :
-					    "rej_rcvd_reason_3", 1, TIMEOUT_MS),
+		TEST_RUN(test_net_rounds(&net, &peers[i], 1, 3, seq));
+		seq += 3;
+		TEST_ASSERT(test_net_until(&net, &peers[i], 1,
+					   net.port[peers[i]],
+					   i < 3 ? "conns_tx_connected" :
+					   "rej_rcvd_reason_3", 1, false,
+					   &seq) == 0,
 			    "peer %u %s", peers[i],
 			    i < 3 ? "connected" : "refused: no resources");
 	}
@@ -143,11 +156,11 @@ test_cm_budget(void)
 		    test_xstat(net.port[0], "mem_spare_bytes") <=
 		    test_xstat(net.port[0], "mem_budget_bytes"),
 		    "budget never exceeded, spare pools included");
-	TEST_RUN(test_net_rounds(&net, peers, 4, 10, 100));	/* all served */
+	TEST_RUN(test_net_rounds(&net, peers, 4, 10, seq));	/* all served */
 	test_net_close(&net);
 	return 0;
 }
-REGISTER_IPOIB_TEST(cm_budget, test_cm_budget,
+REGISTER_TEST(cm_budget, test_cm_budget,
 		    "non-SRQ mem_budget fits 3: the 4th is refused, served");
 
 /*
@@ -157,7 +170,7 @@ REGISTER_IPOIB_TEST(cm_budget, test_cm_budget,
 static int
 close_and_wait(struct test_net *net, uint64_t spare)
 {
-	uint64_t deadline = test_now_ms() + TIMEOUT_MS, left;
+	uint64_t deadline = test_now_ms() + TEST_HANG_MS, left;
 
 	TEST_ASSERT(rte_pmd_ipoibcm_peer_disconnect(net->port[0],
 						    &net->mac[1]) >= 1,
@@ -207,7 +220,7 @@ test_cm_spare_pool(void)
 	test_net_close(&net);
 	return 0;
 }
-REGISTER_IPOIB_TEST(cm_spare_pool, test_cm_spare_pool,
+REGISTER_TEST(cm_spare_pool, test_cm_spare_pool,
 		    "non-SRQ: an idle pool serves the next connection, then goes");
 
 /* Idle connections are reaped; a busy spilled peer is then promoted. */
@@ -216,29 +229,33 @@ test_cm_reap_promote(void)
 {
 	unsigned int first[2] = { 1, 2 }, third = 3;
 	struct test_net net;
+	uint32_t seq = 5;
 
 	TEST_RUN(test_net_open(&net, "t_cm_reap", "max_conns=2,reap_idle=1",
 			       "", 3));
 	TEST_RUN(test_net_rounds(&net, first, 2, 5, 0));
-	TEST_ASSERT(test_wait_xstat(net.port[0], "conns_tx_connected", 2,
-				    TIMEOUT_MS), "peers 1 and 2 on RC");
+	TEST_ASSERT(test_net_until(&net, first, 2, net.port[0],
+				   "conns_tx_connected", 2, true, &seq) == 0,
+		    "peers 1 and 2 on RC");
 	/* peer 3 is busy but the table is full: spilled */
-	TEST_RUN(test_net_rounds(&net, &third, 1, 5, 10));
+	TEST_RUN(test_net_round(&net, &third, 1, seq++));
 	TEST_ASSERT(test_wait_xstat(net.port[0], "peers_spilled", 1,
-				    TIMEOUT_MS), "peer 3 spilled");
+				    TEST_HANG_MS), "peer 3 spilled");
 	/* only peer 3 talks now: 1 and 2 go idle, get reaped (or evicted) */
-	while (test_xstat(net.port[0], "conn_promotions") < 1)
-		TEST_RUN(test_net_rounds(&net, &third, 1, 1, 100));
+	TEST_ASSERT(test_net_until(&net, &third, 1, net.port[0],
+				   "conn_promotions", 1, false, &seq) == 0,
+		    "peer 3 promoted");
 	TEST_ASSERT(test_xstat(net.port[0], "conn_reaped") +
 		    test_xstat(net.port[0], "conn_evictions") >= 1,
 		    "an idle connection made room");
-	TEST_ASSERT(test_wait_xstat(net.port[0], "peers_spilled", 0,
-				    TIMEOUT_MS), "peer 3 promoted");
-	TEST_RUN(test_net_rounds(&net, &third, 1, 5, 200));
+	TEST_ASSERT(test_net_until(&net, &third, 1, net.port[0],
+				   "peers_spilled", 0, true, &seq) == 0,
+		    "peer 3 on RC");
+	TEST_RUN(test_net_rounds(&net, &third, 1, 5, seq));
 	test_net_close(&net);
 	return 0;
 }
-REGISTER_IPOIB_TEST(cm_reap_promote, test_cm_reap_promote,
+REGISTER_TEST(cm_reap_promote, test_cm_reap_promote,
 		    "idle connections reaped, the busy spilled peer promoted");
 
 /* A connection whose peer goes away is torn down; it comes back later. */
@@ -247,16 +264,18 @@ test_cm_peer_gone(void)
 {
 	unsigned int peer = 1;
 	struct test_net net;
+	uint32_t seq = 5;
 	char args[128];
 
 	TEST_RUN(test_net_open(&net, "t_cm_gone", "", "", 1));
 	TEST_RUN(test_net_rounds(&net, &peer, 1, 5, 0));
-	TEST_ASSERT(test_wait_xstat(net.port[0], "conns_tx_connected", 1,
-				    TIMEOUT_MS), "connected");
+	TEST_ASSERT(test_net_until(&net, &peer, 1, net.port[0],
+				   "conns_tx_connected", 1, true, &seq) == 0,
+		    "connected");
 	test_port_destroy(net.names[1]);
 	TEST_ASSERT(test_wait_xstat(net.port[0], "conns_tx_connected", 0,
-				    TIMEOUT_MS), "connection torn down");
-	TEST_ASSERT(test_wait_xstat(net.port[0], "conns_rx", 0, TIMEOUT_MS),
+				    TEST_HANG_MS), "connection torn down");
+	TEST_ASSERT(test_wait_xstat(net.port[0], "conns_rx", 0, TEST_HANG_MS),
 		    "its passive connection too");
 	/* the peer returns (same GUID, a new UD QPN: a new address) */
 	snprintf(args, sizeof(args), "fabric=%s,guid=0x%x",
@@ -264,12 +283,14 @@ test_cm_peer_gone(void)
 	TEST_RUN(test_port_create(net.names[1], args, 1, 1500,
 				  &net.port[1]));
 	rte_eth_macaddr_get(net.port[1], &net.mac[1]);
-	TEST_RUN(test_net_rounds(&net, &peer, 1, 5, 10));
-	TEST_ASSERT(test_wait_xstat(net.port[0], "conns_tx_connected", 1,
-				    TIMEOUT_MS), "connected again");
-	TEST_RUN(test_net_rounds(&net, &peer, 1, 5, 20));
+	TEST_RUN(test_net_rounds(&net, &peer, 1, 5, seq));
+	seq += 5;
+	TEST_ASSERT(test_net_until(&net, &peer, 1, net.port[0],
+				   "conns_tx_connected", 1, true, &seq) == 0,
+		    "connected again");
+	TEST_RUN(test_net_rounds(&net, &peer, 1, 5, seq));
 	test_net_close(&net);
 	return 0;
 }
-REGISTER_IPOIB_TEST(cm_peer_gone, test_cm_peer_gone,
+REGISTER_TEST(cm_peer_gone, test_cm_peer_gone,
 		    "peer gone: torn down; it returns and connects again");

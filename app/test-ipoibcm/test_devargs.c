@@ -85,7 +85,7 @@ test_devargs_invalid(void)
 	}
 	return 0;
 }
-REGISTER_IPOIB_TEST(devargs_invalid, test_devargs_invalid,
+REGISTER_TEST(devargs_invalid, test_devargs_invalid,
 		    "bad devargs fail the probe naming the key");
 
 static int
@@ -107,5 +107,5 @@ test_devargs_valid(void)
 	}
 	return 0;
 }
-REGISTER_IPOIB_TEST(devargs_valid, test_devargs_valid,
+REGISTER_TEST(devargs_valid, test_devargs_valid,
 		    "every devarg accepts its documented values");

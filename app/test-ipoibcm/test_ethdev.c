@@ -80,5 +80,5 @@ test_ethdev_lifecycle(void)
 	rte_mempool_free(mp);
 	return 0;
 }
-REGISTER_IPOIB_TEST(ethdev_lifecycle, test_ethdev_lifecycle,
+REGISTER_TEST(ethdev_lifecycle, test_ethdev_lifecycle,
 		    "configure, start, stop, close; close frees everything");

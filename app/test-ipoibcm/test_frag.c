@@ -212,7 +212,7 @@ test_frag_ipv4(void)
 	TEST_RUN(test_pool_free(mpi));
 	return ret;
 }
-REGISTER_IPOIB_TEST(frag_ipv4, test_frag_ipv4,
+REGISTER_TEST(frag_ipv4, test_frag_ipv4,
 		    "9000-byte IPv4 fragmented to the UD MTU and reassembled");
 
 /*
@@ -434,7 +434,7 @@ test_frag_icmp(void)
 	TEST_RUN(test_pool_free(mp));
 	return ret;
 }
-REGISTER_IPOIB_TEST(frag_icmp, test_frag_icmp,
+REGISTER_TEST(frag_icmp, test_frag_icmp,
 		    "ICMP fragmentation needed / ICMPv6 packet too big");
 
 /* xorshift64*: a fixed sequence, so a failure can be replayed. */
@@ -538,5 +538,5 @@ test_frag_fuzz_smoke(void)
 	TEST_RUN(test_pool_free(mpi));
 	return ret;
 }
-REGISTER_IPOIB_TEST(frag_fuzz_smoke, test_frag_fuzz_smoke,
+REGISTER_TEST(frag_fuzz_smoke, test_frag_fuzz_smoke,
 		    "mutated frames through fragmentation and ICMP synthesis");

@@ -25,22 +25,30 @@
 #include "test.h"
 #include "test_util.h"
 
-#define TIMEOUT_MS	10000
-#define QUIET_MS	300	/* how long "nothing arrives" is watched */
+#define QUIET_MS	300	/* how long "nothing more arrives" is watched */
 
 static const struct rte_ether_addr bcast = {
 	.addr_bytes = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
 };
 
-/* Receive what arrives at port within ms; the count. */
+/*
+ * Receive at port until want frames came (or the hang guard), then what
+ * else arrives within quiet_ms; the count.
+ */
 static unsigned int
-drain(uint16_t port, uint64_t ms)
+drain(uint16_t port, unsigned int want, uint64_t quiet_ms)
 {
+	uint64_t deadline = test_now_ms() + TEST_HANG_MS;
 	struct rte_mbuf *rx[32];
-	uint64_t deadline = test_now_ms() + ms;
 	unsigned int got = 0;
 	uint16_t n;
 
+	while (got < want && test_now_ms() < deadline) {
+		n = rte_eth_rx_burst(port, 0, rx, RTE_DIM(rx));
+		rte_pktmbuf_free_bulk(rx, n);
+		got += n;
+	}
+	deadline = test_now_ms() + quiet_ms;
 	while (test_now_ms() < deadline) {
 		n = rte_eth_rx_burst(port, 0, rx, RTE_DIM(rx));
 		rte_pktmbuf_free_bulk(rx, n);
@@ -86,20 +94,20 @@ test_iso_pkey(void)
 	TEST_RUN(test_send_frames(a.port, &a.mac, &c.mac, 20));
 	TEST_RUN(test_send_frames(a.port, &a.mac, &bcast, 5));
 	TEST_RUN(test_send_frames(a.port, &a.mac, &b.mac, 20));
-	got = drain(c.port, QUIET_MS);
+	got = drain(c.port, 25, QUIET_MS);
 	TEST_ASSERT_EQ(got, 25, "C, in A's partition, got A's frames");
-	TEST_ASSERT_EQ(drain(b.port, QUIET_MS), 0, "B got nothing of A's");
+	TEST_ASSERT_EQ(drain(b.port, 0, QUIET_MS), 0, "B got nothing of A's");
 	TEST_ASSERT_EQ(test_xstat(a.port, "tx_drop_no_neigh"), 20,
 		       "B cannot be resolved from A's partition");
 	TEST_RUN(test_send_frames(b.port, &b.mac, &bcast, 5));
-	TEST_ASSERT_EQ(drain(a.port, QUIET_MS) + drain(c.port, 1), 0,
+	TEST_ASSERT_EQ(drain(a.port, 0, QUIET_MS) + drain(c.port, 0, 1), 0,
 		       "B's broadcasts reach no one of 0x8001");
 	test_port_destroy(c.name);
 	test_port_destroy(b.name);
 	test_port_destroy(a.name);
 	return 0;
 }
-REGISTER_IPOIB_TEST(iso_pkey, test_iso_pkey,
+REGISTER_TEST(iso_pkey, test_iso_pkey,
 		    "P_Keys 0x8001 and 0x8002: nothing crosses, both ways");
 
 /* A shm port below the driver, members of partitions 0x8001 and 0x8002. */
@@ -220,9 +228,9 @@ test_iso_raw(void)
 	TEST_RUN(raw_send(&r, 0, 0x1234, hw, &bcast, &a.mac));
 	TEST_ASSERT_EQ(test_xstat(a.port, "hca_qkey_drops"), 1,
 		       "wrong Q_Key: dropped");
-	TEST_ASSERT_EQ(drain(a.port, QUIET_MS), 0, "the app saw neither");
+	TEST_ASSERT_EQ(drain(a.port, 0, QUIET_MS), 0, "the app saw neither");
 	TEST_RUN(raw_send(&r, 0, IPOIB_QKEY_DEFAULT, hw, &bcast, &a.mac));
-	TEST_ASSERT_EQ(drain(a.port, QUIET_MS), 1,
+	TEST_ASSERT_EQ(drain(a.port, 1, QUIET_MS), 1,
 		       "the same frame from 0x8001 with the Q_Key arrives");
 
 	memset(&req, 0, sizeof(req));
@@ -233,7 +241,7 @@ test_iso_raw(void)
 	req.qp = r.rc;
 	req.max_cm_retries = 3;
 	TEST_ASSERT_EQ(shm_cm_connect(r.port, &req, &id), 0, "REQ");
-	deadline = test_now_ms() + TIMEOUT_MS;
+	deadline = test_now_ms() + TEST_HANG_MS;
 	while (n == 0 && test_now_ms() < deadline)
 		n = shm_cm_poll(r.port, &ev, 1);
 	TEST_ASSERT_EQ(n, 1, "an answer");
@@ -244,7 +252,7 @@ test_iso_raw(void)
 	test_port_destroy(a.name);
 	return 0;
 }
-REGISTER_IPOIB_TEST(iso_raw, test_iso_raw,
+REGISTER_TEST(iso_raw, test_iso_raw,
 		    "raw frames of another P_Key or Q_Key dropped, counted");
 
 /* Ports on fabrics x and y (same GUIDs): x never sees y's traffic. */
@@ -259,18 +267,18 @@ test_iso_fabric(void)
 	TEST_RUN(iso_port_open(&y1, "net_ipoibcm_isoy1", fy, 0x11, ""));
 	TEST_RUN(test_send_frames(y1.port, &y1.mac, &bcast, 5));
 	TEST_RUN(test_send_frames(y1.port, &y1.mac, &x0.mac, 5));
-	TEST_ASSERT_EQ(drain(x0.port, QUIET_MS) + drain(x1.port, 1), 0,
+	TEST_ASSERT_EQ(drain(x0.port, 0, QUIET_MS) + drain(x1.port, 0, 1), 0,
 		       "nothing from fabric y on fabric x");
 	TEST_ASSERT_EQ(test_xstat(y1.port, "tx_drop_no_neigh"), 5,
 		       "x0 cannot be resolved from y");
 	TEST_RUN(test_send_frames(x1.port, &x1.mac, &x0.mac, 5));
-	TEST_ASSERT_EQ(drain(x0.port, QUIET_MS), 5, "x1 reaches x0");
+	TEST_ASSERT_EQ(drain(x0.port, 5, QUIET_MS), 5, "x1 reaches x0");
 	test_port_destroy(y1.name);
 	test_port_destroy(x1.name);
 	test_port_destroy(x0.name);
 	return 0;
 }
-REGISTER_IPOIB_TEST(iso_fabric, test_iso_fabric,
+REGISTER_TEST(iso_fabric, test_iso_fabric,
 		    "two fabric names: no traffic crosses");
 
 /* Probe a port on fab; it must fail, logging why. */
@@ -327,5 +335,5 @@ test_iso_owner(void)
 	shm_unlink(name);
 	return 0;
 }
-REGISTER_IPOIB_TEST(iso_owner, test_iso_owner,
+REGISTER_TEST(iso_owner, test_iso_owner,
 		    "fabric objects 0600; one open to others or foreign refused");

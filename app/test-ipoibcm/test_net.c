@@ -64,7 +64,7 @@ test_net_round(struct test_net *net, const unsigned int *peers,
 	for (k = 0; k < np; k++) {
 		unsigned int i = peers[k];
 
-		got = test_rx_until(net->port[i], rx, 1, TEST_NET_TIMEOUT_MS);
+		got = test_rx_until(net->port[i], rx, 1, TEST_HANG_MS);
 		TEST_ASSERT_EQ(got, 1, "peer %u receives round %u", i, seq);
 		rte_pktmbuf_free(rx[0]);
 		m = test_udp_frame(&net->mac[i], &net->mac[0], 200, seq, false);
@@ -72,7 +72,7 @@ test_net_round(struct test_net *net, const unsigned int *peers,
 		TEST_ASSERT_EQ(rte_eth_tx_burst(net->port[i], 0, &m, 1), 1,
 			       "peer %u replies", i);
 	}
-	got = test_rx_until(net->port[0], rx, np, TEST_NET_TIMEOUT_MS);
+	got = test_rx_until(net->port[0], rx, np, TEST_HANG_MS);
 	TEST_ASSERT_EQ(got, np, "A receives every reply of round %u", seq);
 	rte_pktmbuf_free_bulk(rx, got);
 	return 0;
@@ -86,6 +86,23 @@ test_net_rounds(struct test_net *net, const unsigned int *peers,
 
 	for (r = 0; r < rounds; r++)
 		TEST_RUN(test_net_round(net, peers, np, seq0 + r));
+	return 0;
+}
+
+int
+test_net_until(struct test_net *net, const unsigned int *peers,
+	       unsigned int np, uint16_t port, const char *name,
+	       uint64_t value, bool exact, uint32_t *seq)
+{
+	double deadline = test_now_ms() + TEST_HANG_MS;
+	uint64_t v;
+
+	while (v = test_xstat(port, name), exact ? v != value : v < value) {
+		TEST_ASSERT(test_now_ms() < deadline, "%s = %" PRIu64
+			    ", waited for %s%" PRIu64, name, v,
+			    exact ? "" : ">= ", value);
+		TEST_RUN(test_net_round(net, peers, np, (*seq)++));
+	}
 	return 0;
 }
 
@@ -128,7 +145,7 @@ int
 test_net_connect(struct test_net *net, unsigned int p,
 		 uint64_t passive_before, uint32_t seq)
 {
-	uint64_t deadline = test_now_ms() + TEST_NET_TIMEOUT_MS;
+	uint64_t deadline = test_now_ms() + TEST_HANG_MS;
 	struct rte_mbuf *m;
 
 	do {

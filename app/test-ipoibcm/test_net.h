@@ -10,11 +10,13 @@
  * fabric, and rounds of traffic in which nothing may be lost.
  */
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include <rte_ether.h>
 
 #include "rte_pmd_ipoib_cm.h"
 
-#define TEST_NET_TIMEOUT_MS	10000
 #define TEST_NET_MAX_PEERS	16
 
 struct test_net {
@@ -36,6 +38,15 @@ int test_net_round(struct test_net *net, const unsigned int *peers,
 		   unsigned int np, uint32_t seq);
 int test_net_rounds(struct test_net *net, const unsigned int *peers,
 		    unsigned int np, unsigned int rounds, uint32_t seq0);
+/*
+ * Rounds until port's xstat name reaches value (exact: equals it), *seq
+ * the round number: connections are made, and spilled peers retried,
+ * only while frames flow, so a wait for them keeps sending. TEST_HANG_MS
+ * catches a hang.
+ */
+int test_net_until(struct test_net *net, const unsigned int *peers,
+		   unsigned int np, uint16_t port, const char *name,
+		   uint64_t value, bool exact, uint32_t *seq);
 
 /*
  * One burst from every port's queue 0, dropped: as an application polls,

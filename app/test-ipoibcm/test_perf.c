@@ -90,7 +90,7 @@ test_perf_loopback(void)
 	TEST_RUN(perf_run("on"));
 	return perf_run("off");
 }
-REGISTER_IPOIB_TEST(perf_loopback, test_perf_loopback,
+REGISTER_TEST(perf_loopback, test_perf_loopback,
 		    "figures: one lcore, two ports, per frame size");
 
 /*
@@ -142,5 +142,5 @@ test_perf_memcpy(void)
 	rte_free(dst);
 	return 0;
 }
-REGISTER_IPOIB_TEST(perf_memcpy, test_perf_memcpy,
+REGISTER_TEST(perf_memcpy, test_perf_memcpy,
 		    "figures: single-core memcpy bandwidth, 64000 B blocks");

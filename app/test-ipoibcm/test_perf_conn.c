@@ -97,5 +97,5 @@ test_perf_connect(void)
 	TEST_RUN(perf_conn_run("off", 1));
 	return perf_conn_run("off", TEST_NET_MAX_PEERS);
 }
-REGISTER_IPOIB_TEST(perf_connect, test_perf_connect,
+REGISTER_TEST(perf_connect, test_perf_connect,
 		    "figures: connection setups per second, 1 and 16 at once");

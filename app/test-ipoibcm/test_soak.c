@@ -3,11 +3,14 @@
  *
  * Soak: connections made and torn down 10,000 times, and traffic while
  * peers come and go. At the end the driver's accounting is back where it
- * started and the process did not grow (RSS, DPDK heap, shm segments).
- * IPOIBCM_SOAK_CYCLES shortens the runs (the valgrind suite sets it).
+ * started and the process holds what it held after the warm-up: the same
+ * DPDK heap, shm segments and mappings of them, and C heap (where it can
+ * be told: C_HEAP_CACHED). IPOIBCM_SOAK_CYCLES shortens the runs (the
+ * valgrind suite sets it).
  */
 
 #include <dirent.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,22 +24,18 @@
 #include "test_net.h"
 #include "test_util.h"
 
-#define TIMEOUT_MS	TEST_NET_TIMEOUT_MS
 /*
- * RSS grows while the pools' objects are first touched (rings hand them out
- * in turn), then stays within about 1.5 MiB: it is compared from a quarter
- * of the run, with this margin, and only on runs long enough to say.
- */
-#define RSS_SLACK	(4u << 20)
-#define RSS_MIN_CYCLES	4000
-/*
- * ASan holds freed memory in its quarantine, TSan grows its shadow and
- * history: RSS says nothing there
+ * The C heap in use. The sanitizers' allocators count what is allocated
+ * and not freed (allocator_interface.h). glibc's mallinfo2() also counts
+ * the chunks each thread keeps in its cache (tcache) for reuse: that
+ * settles when the same cycle repeats thousands of times, not in the
+ * soak_churn's few hundred varied steps, where it is printed only.
  */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define RSS_JUDGED	false
+size_t __sanitizer_get_current_allocated_bytes(void);
+#define C_HEAP_CACHED	false
 #else
-#define RSS_JUDGED	true
+#define C_HEAP_CACHED	true
 #endif
 
 static unsigned int
@@ -47,12 +46,49 @@ soak_cycles(unsigned int dflt)
 	return s != NULL && atoi(s) > 0 ? (unsigned int)atoi(s) : dflt;
 }
 
-/* What the process holds: resident set, DPDK heap, shm segments. */
+/*
+ * What the process holds. All but the resident set are counts the code
+ * alone decides, the same on any machine: a leak makes them grow with the
+ * cycles. The resident set is printed, not judged: pages are touched as
+ * the pools' objects first are, ASan's quarantine and TSan's shadow keep
+ * freed memory resident, and the figures differ between machines.
+ */
 struct footprint {
 	uint64_t rss;
-	uint64_t heap;
+	uint64_t heap;			/* DPDK heap, allocated bytes */
+	uint64_t libc;			/* malloc()ed and not freed */
+	unsigned int maps;		/* of the fabric's shm objects */
 	unsigned int shm_objects;
 };
+
+static uint64_t
+libc_in_use(void)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	return __sanitizer_get_current_allocated_bytes();
+#else
+	struct mallinfo2 mi = mallinfo2();
+
+	return mi.uordblks + mi.hblkhd;
+#endif
+}
+
+/* Mappings of the fabric's shm objects (a leaked one may be unlinked). */
+static unsigned int
+shm_mappings(const char *prefix)
+{
+	char line[512], needle[80];
+	unsigned int n = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (f == NULL)
+		return 0;
+	snprintf(needle, sizeof(needle), "/%s", prefix);
+	while (fgets(line, sizeof(line), f) != NULL)
+		n += strstr(line, needle) != NULL;
+	fclose(f);
+	return n;
+}
 
 static void
 footprint_take(struct footprint *fp, const char *fabric)
@@ -74,28 +110,48 @@ footprint_take(struct footprint *fp, const char *fabric)
 	if (rte_malloc_get_socket_stats(rte_socket_id(), &st) == 0)
 		fp->heap = st.heap_allocsz_bytes;
 	snprintf(prefix, sizeof(prefix), "ipoibcm.%s", fabric);
+	fp->maps = shm_mappings(prefix);
 	d = opendir("/dev/shm");
 	while (d != NULL && (de = readdir(d)) != NULL)
 		fp->shm_objects += strncmp(de->d_name, prefix,
 					   strlen(prefix)) == 0;
 	if (d != NULL)
 		closedir(d);
+	fp->libc = libc_in_use();
 }
 
+/*
+ * At the end of a run (net quiet, as after the warm-up), b: the footprint
+ * back where a was. The C heap may hold what the control thread has yet
+ * to free (a CM id of the last teardown, a slow machine's backlog): it is
+ * taken again, the queues polled meanwhile, until it is no higher than
+ * after the warm-up; a leak never gets there. judge_c_heap: see
+ * C_HEAP_CACHED.
+ */
 static int
-footprint_flat(const struct footprint *a, const struct footprint *b,
-	       bool check_rss)
+footprint_back(struct test_net *net, const char *fabric,
+	       const struct footprint *a, struct footprint *b,
+	       bool judge_c_heap)
 {
-	printf("    RSS %" PRIu64 " -> %" PRIu64 " KiB, DPDK heap %" PRIu64
-	       " -> %" PRIu64 " bytes, shm objects %u -> %u\n",
-	       a->rss >> 10, b->rss >> 10, a->heap, b->heap, a->shm_objects,
-	       b->shm_objects);
-	if (check_rss && RSS_JUDGED)
-		TEST_ASSERT(b->rss <= a->rss + RSS_SLACK, "RSS flat");
-	else
-		printf("    (RSS not judged: run too short, or sanitized)\n");
+	double deadline = test_now_ms() + TEST_HANG_MS;
+
+	footprint_take(b, fabric);
+	while (judge_c_heap && b->libc > a->libc &&
+	       test_now_ms() < deadline) {
+		test_net_poll(net);
+		footprint_take(b, fabric);
+	}
+	printf("    RSS %" PRIu64 " -> %" PRIu64 " KiB (not judged), DPDK "
+	       "heap %" PRIu64 " -> %" PRIu64 ", C heap %" PRIu64 " -> %"
+	       PRIu64 " bytes%s, shm objects %u -> %u mapped %u -> %u times\n",
+	       a->rss >> 10, b->rss >> 10, a->heap, b->heap, a->libc, b->libc,
+	       judge_c_heap ? "" : " (not judged: tcache)", a->shm_objects,
+	       b->shm_objects, a->maps, b->maps);
 	TEST_ASSERT_EQ(b->heap, a->heap, "DPDK heap back where it was");
+	if (judge_c_heap)
+		TEST_ASSERT(b->libc <= a->libc, "C heap back where it was");
 	TEST_ASSERT_EQ(b->shm_objects, a->shm_objects, "no new segment");
+	TEST_ASSERT_EQ(b->maps, a->maps, "no new mapping of them");
 	return 0;
 }
 
@@ -107,7 +163,7 @@ footprint_flat(const struct footprint *a, const struct footprint *b,
 static int
 wait_no_conns(struct test_net *net)
 {
-	uint64_t deadline = test_now_ms() + TIMEOUT_MS, left;
+	uint64_t deadline = test_now_ms() + TEST_HANG_MS, left;
 	unsigned int i;
 
 	do {
@@ -115,14 +171,27 @@ wait_no_conns(struct test_net *net)
 		left = test_net_conn_bytes(net);
 	} while (left > 0 && test_now_ms() < deadline);
 	TEST_ASSERT_EQ(left, 0, "connections freed");
-	for (i = 0; i <= net->n; i++) {
+	for (i = 0; i <= net->n; i++)
 		TEST_ASSERT_EQ(test_xstat(net->port[i], "mem_used_bytes"), 0,
 			       "port %u: receive buffers uncharged", i);
-		TEST_ASSERT_EQ(test_xstat(net->port[i],
-					  "conn_drain_timeouts"), 0,
-			       "port %u: every teardown prompt", i);
-	}
 	return 0;
+}
+
+/*
+ * Teardowns the driver warned about for taking more than 5 s to drain (a
+ * queue polled too seldom): a figure, since a slow machine makes them.
+ * That every teardown completes is what wait_no_conns() checks.
+ */
+static void
+print_slow_teardowns(const struct test_net *net)
+{
+	uint64_t n = 0;
+	unsigned int i;
+
+	for (i = 0; i <= net->n; i++)
+		n += test_xstat(net->port[i], "conn_drain_timeouts");
+	printf("    teardowns slower than the driver's 5 s warning: %" PRIu64
+	       "\n", n);
 }
 
 /*
@@ -146,7 +215,8 @@ soak_cycles_run(const char *srq)
 	unsigned int cycles = soak_cycles(10000), warm = cycles / 4, i;
 	struct footprint f0, f1;
 	struct test_net net;
-	uint64_t t0, est;
+	uint64_t est;
+	double t0;
 	char args[32];
 
 	snprintf(args, sizeof(args), "srq=%s", srq);
@@ -157,15 +227,16 @@ soak_cycles_run(const char *srq)
 			footprint_take(&f0, test_fabric("t_soak_cyc"));
 		TEST_RUN(soak_cycle(&net, i));
 	}
-	footprint_take(&f1, test_fabric("t_soak_cyc"));
+	TEST_RUN(footprint_back(&net, test_fabric("t_soak_cyc"), &f0, &f1,
+				true));
 	est = test_xstat(net.port[0], "conn_established_active");
-	printf("    srq=%s: %u cycles in %" PRIu64 " ms, %" PRIu64
+	printf("    srq=%s: %u cycles in %.0f ms, %" PRIu64
 	       " connections established\n", srq, cycles,
 	       test_now_ms() - t0, est);
 	TEST_ASSERT_EQ(est, cycles, "one connection per cycle");
 	TEST_ASSERT_EQ(test_xstat(net.port[1], "conn_established_passive"),
 		       cycles, "B accepted each");
-	TEST_RUN(footprint_flat(&f0, &f1, cycles >= RSS_MIN_CYCLES));
+	print_slow_teardowns(&net);
 	test_net_close(&net);
 	return 0;
 }
@@ -175,7 +246,7 @@ test_soak_cycles_srq(void)
 {
 	return soak_cycles_run("on");
 }
-REGISTER_IPOIB_TEST(soak_cycles_srq, test_soak_cycles_srq,
+REGISTER_TEST(soak_cycles_srq, test_soak_cycles_srq,
 		    "10,000 connect/disconnect cycles (SRQ): nothing grows");
 
 static int
@@ -183,7 +254,7 @@ test_soak_cycles_nosrq(void)
 {
 	return soak_cycles_run("off");
 }
-REGISTER_IPOIB_TEST(soak_cycles_nosrq, test_soak_cycles_nosrq,
+REGISTER_TEST(soak_cycles_nosrq, test_soak_cycles_nosrq,
 		    "10,000 connect/disconnect cycles (non-SRQ): nothing grows");
 
 /* Peer slot i leaves (closing its port) and a new host takes its place. */
@@ -220,7 +291,7 @@ churn_one(struct test_net *net, unsigned int i, unsigned int gen,
 static int
 wait_peers(struct test_net *net)
 {
-	uint64_t deadline = test_now_ms() + 3 * TIMEOUT_MS;
+	uint64_t deadline = test_now_ms() + TEST_HANG_MS;
 	unsigned int all[TEST_NET_MAX_PEERS], i;
 	uint32_t seq = 1u << 30;
 
@@ -251,7 +322,7 @@ test_soak_churn(void)
 	struct footprint f0, f1;
 	struct test_net net;
 	uint32_t seq = 0;
-	uint64_t t0 = test_now_ms();
+	double t0 = test_now_ms();
 
 	TEST_RUN(test_net_open(&net, "t_soak_churn", "reap_idle=1",
 			       "reap_idle=1", 6));
@@ -266,8 +337,8 @@ test_soak_churn(void)
 	}
 	TEST_RUN(test_net_rounds(&net, all, 6, 10, seq));
 	TEST_RUN(wait_peers(&net));
-	footprint_take(&f1, fab);
-	printf("    %u peers left and joined in %" PRIu64 " ms, %" PRIu64
+	TEST_RUN(footprint_back(&net, fab, &f0, &f1, !C_HEAP_CACHED));
+	printf("    %u peers left and joined in %.0f ms, %" PRIu64
 	       " forgotten by A\n", churns, test_now_ms() - t0,
 	       test_xstat(net.port[0], "peers_forgotten"));
 	TEST_ASSERT(test_xstat(net.port[0], "peers_forgotten") >= churns,
@@ -276,11 +347,9 @@ test_soak_churn(void)
 		       "the table never filled");
 	TEST_ASSERT_EQ(test_xstat(net.port[0], "tx_drop_no_neigh"), 0,
 		       "every new host reached");
-	TEST_ASSERT_EQ(test_xstat(net.port[0], "conn_drain_timeouts"), 0,
-		       "teardowns prompt");
-	TEST_RUN(footprint_flat(&f0, &f1, churns * 25 >= RSS_MIN_CYCLES));
+	print_slow_teardowns(&net);
 	test_net_close(&net);
 	return 0;
 }
-REGISTER_IPOIB_TEST(soak_churn, test_soak_churn,
+REGISTER_TEST(soak_churn, test_soak_churn,
 		    "traffic while 400 peers leave and join: no loss, no growth");

@@ -6,7 +6,6 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <rte_bus_vdev.h>
@@ -38,15 +37,6 @@ test_fabric(const char *base)
 
 	snprintf(n, sizeof(names[0]), "%.20s_%d", base, (int)getpid());
 	return n;
-}
-
-uint64_t
-test_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 int
@@ -161,7 +151,7 @@ int
 test_send_frames(uint16_t port, const struct rte_ether_addr *src,
 		 const struct rte_ether_addr *dst, unsigned int n)
 {
-	uint64_t deadline = test_now_ms() + 10000;
+	uint64_t deadline = test_now_ms() + TEST_HANG_MS;
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {

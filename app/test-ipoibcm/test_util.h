@@ -12,8 +12,16 @@
 #include <rte_ether.h>
 #include <rte_mbuf.h>
 
+/*
+ * How long a test waits for something that must happen (a frame, a
+ * connection, a counter): it catches a hang and never judges how fast
+ * the thing happened, so it is generous for a slow, shared or sanitized
+ * machine. Waits that watch for something that must NOT happen use short
+ * windows of their own.
+ */
+#define TEST_HANG_MS	60000
+
 struct rte_mempool *test_mempool(void);
-uint64_t test_now_ms(void);
 /* A fabric name of this process: tests never meet another run's. */
 const char *test_fabric(const char *base);
 int test_port_create(const char *name, const char *args, uint16_t nb_q,

@@ -6,11 +6,19 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "devtools"))
+import sanitizers  # noqa: E402
+
 BUILD = os.environ.get("IPOIBCM_BUILD",
                        os.path.join(os.path.dirname(__file__), "../../../build"))
 PLUGIN_NAME = "librte_net_ipoibcm.so"
 TESTPMD = shutil.which("dpdk-testpmd") or "/usr/bin/dpdk-testpmd"
 EAL = ["--no-huge", "-m", "1024", "--no-pci"]
+# Seconds a test waits for what must happen (a prompt, a connection, a
+# counter): it catches a hang and never judges how fast the thing happened,
+# so it is generous for a slow, shared or sanitized machine.
+HANG_S = 120
 
 _failures = []
 
@@ -44,7 +52,8 @@ def _sanitizer_env():
     """Environment for loading a sanitizer-built plugin into stock tools.
 
     The sanitizer runtimes must come first in the process, so they are
-    preloaded; testpmd's own allocations are not ours to check for leaks.
+    preloaded; testpmd's own allocations are not ours to check for leaks
+    (devtools/sanitizers.py, "stock").
     """
     from elftools.elf.dynamic import DynamicSection
     from elftools.elf.elffile import ELFFile
@@ -62,19 +71,31 @@ def _sanitizer_env():
     env = dict(os.environ)
     if preload:
         env["LD_PRELOAD"] = " ".join(preload)
-        env["ASAN_OPTIONS"] = "detect_leaks=0:abort_on_error=1"
-        env["UBSAN_OPTIONS"] = "halt_on_error=1:print_stacktrace=1"
-        env["TSAN_OPTIONS"] = ("halt_on_error=1:history_size=7:"
-                               "suppressions=" + os.path.realpath(
-                                   os.path.join(os.path.dirname(__file__),
-                                                "../../../devtools/tsan.supp")))
+        env.update(sanitizers.env("stock"))
     return env
 
 
-ENV = _sanitizer_env()
+_ENV = None
 
 
-def testpmd(vdevs, prefix, args=(), stdin=None, timeout=60, plugin_path=None):
+def stock_env():
+    """The environment of the stock tools, made when first asked for (it
+    reads the built plugin with pyelftools)."""
+    global _ENV
+    if _ENV is None:
+        _ENV = _sanitizer_env()
+    return _ENV
+
+
+def __getattr__(name):
+    """ipoibtest.ENV: stock_env()."""
+    if name == "ENV":
+        return stock_env()
+    raise AttributeError("module %s has no attribute %s" % (__name__, name))
+
+
+def testpmd(vdevs, prefix, args=(), stdin=None, timeout=HANG_S,
+            plugin_path=None):
     """Run stock dpdk-testpmd with the plugin; return (rc, output)."""
     cmd = [TESTPMD] + EAL + ["--file-prefix=%s_%d" % (prefix, os.getpid()),
                              "-d", plugin_path or plugin()]
@@ -83,5 +104,5 @@ def testpmd(vdevs, prefix, args=(), stdin=None, timeout=60, plugin_path=None):
     cmd += ["--"] + list(args)
     print("  $ " + " ".join(cmd), flush=True)
     p = subprocess.run(cmd, input=stdin, capture_output=True, text=True,
-                       timeout=timeout, env=ENV)
+                       timeout=timeout, env=stock_env())
     return p.returncode, p.stdout + p.stderr

@@ -14,24 +14,35 @@ the port. One scenario per run:
   scale    10,000 hosts and max_conns=1024 in SRQ mode: all reachable,
            1024 on RC; memory per connection printed.
 
+Each phase of the ping tool lasts until what the scenario waits for has
+shown in its reports (then SIGUSR1 ends it), never a fixed time: GUARD_S
+only catches a hang.
+
 usage: test_emulator.py spill|reap|budget|scale
 """
 
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
-from ipoibtest import BUILD, ENV, check, done
+from ipoibtest import BUILD, ENV, HANG_S, check, done
 
 SCENARIO = sys.argv[1]
 FABRIC = "bb_emu_%s_%d" % (SCENARIO, os.getpid())
 PREFIX = "bbemu_%s_%d" % (SCENARIO, os.getpid())
 PEERS = os.path.join(BUILD, "app/ipoibcm-peers/dpdk-ipoibcm-peers")
 PING = os.path.join(BUILD, "app/ipoibcm-ping/dpdk-ipoibcm-ping")
+# How long a wait may take: 10,000 hosts take minutes to come up, resolve
+# and connect in a sanitized build on a loaded machine.
+GUARD_S = HANG_S * (5 if SCENARIO == "scale" else 1)
+# a phase "until SIGUSR1": longer than any wait of the test
+UNTIL_SIGNAL = str(4 * GUARD_S)
 
 
 def start_peers(hosts, *args):
@@ -41,97 +52,148 @@ def start_peers(hosts, *args):
     cmd = [PEERS, "--fabric", FABRIC, "--hosts", str(hosts), "--json",
            tmp.name] + list(args)
     print("  $ " + " ".join(cmd), flush=True)
+    t0 = time.monotonic()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          text=True, env=ENV)
     for line in p.stdout:	# wait until every host is up
         if line.startswith("ready:"):
             print("  peers " + line.strip(), flush=True)
             break
+    print("  %d hosts up in %.1f s (a figure, not judged)" %
+          (hosts, time.monotonic() - t0), flush=True)
     p.json_path = tmp.name
     return p
 
 
 def stop_peers(p):
     p.terminate()
-    p.communicate(timeout=60)	# its table at exit fills the pipe
+    p.communicate(timeout=HANG_S)	# its table at exit fills the pipe
     with open(p.json_path) as f:
         data = json.load(f)
     os.unlink(p.json_path)
     return data
 
 
-def start_ping(devargs, *args):
-    cmd = [PING, "-l", "0", "--no-huge", "-m", "1024", "--no-pci",
-           "--file-prefix=" + PREFIX, "--log-level=pmd.net.ipoibcm:warning",
-           "--vdev=net_ipoibcm0,fabric=%s,%s" % (FABRIC, devargs), "--",
-           "--require-all"] + list(args)
-    print("  $ " + " ".join(cmd), flush=True)
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, env=ENV)
+class Ping:
+    """dpdk-ipoibcm-ping in the background; a thread collects its lines."""
 
+    def __init__(self, devargs, *args):
+        cmd = [PING, "-l", "0", "--no-huge", "-m", "1024", "--no-pci",
+               "--file-prefix=" + PREFIX,
+               "--log-level=pmd.net.ipoibcm:warning",
+               "--vdev=net_ipoibcm0,fabric=%s,%s" % (FABRIC, devargs), "--",
+               "--require-all", "--arp-timeout", str(GUARD_S)] + list(args)
+        print("  $ " + " ".join(cmd), flush=True)
+        self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True,
+                                  env=ENV)
+        self.lines = []
+        self._cv = threading.Condition()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
 
-def read_until(p, pattern, out):
-    for line in p.stdout:
-        out.append(line)
-        if re.search(pattern, line):
-            return line
-    return None
+    def _read(self):
+        for line in self.p.stdout:
+            with self._cv:
+                self.lines.append(line)
+                self._cv.notify_all()
+        with self._cv:
+            self.lines.append(None)	# end of output
+            self._cv.notify_all()
+
+    def wait_report(self, phase, cond, what):
+        """The first report of the phase for which cond(report) holds.
+
+        A report line comes every --report seconds; the wait ends when
+        one satisfies cond, or the ping tool exits, or after GUARD_S.
+        """
+        deadline = time.monotonic() + GUARD_S
+        seen = 0
+        rep = {}
+        with self._cv:
+            while time.monotonic() < deadline:
+                for line in self.lines[seen:]:
+                    if line is None:
+                        check(False, "%s (the ping tool exited)" % what)
+                        return rep
+                    if line.startswith("[phase %d " % phase):
+                        rep = parse_report(line)
+                        if cond(rep):
+                            check(True, "%s: %s" % (what, line.strip()))
+                            return rep
+                seen = len(self.lines)
+                self._cv.wait(1)
+        check(False, "%s within %d s (last report %s)" % (what, GUARD_S,
+                                                            rep))
+        return rep
+
+    def next_phase(self):
+        self.p.send_signal(signal.SIGUSR1)
+
+    def finish(self):
+        """Wait for the exit (the last phase ended); its whole output."""
+        try:
+            self.p.wait(HANG_S)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+        self._reader.join(HANG_S)
+        out = [line for line in self.lines if line is not None]
+        text = "".join(out)
+        print("".join("    " + l for l in out if not l.startswith("  ")),
+              flush=True)
+        check(self.p.returncode == 0, "ping exits 0 (every host served)")
+        check("every host was served" in text, "every host of every phase "
+              "answered")
 
 
 def telemetry(cmd):
     r = subprocess.run(["dpdk-telemetry.py", "-f", PREFIX], input=cmd + "\n",
-                       capture_output=True, text=True, timeout=30)
+                       capture_output=True, text=True, timeout=HANG_S)
     m = re.search(r"^\{.*\}$", r.stdout, re.M)
     return json.loads(m.group(0))[cmd.split(",")[0]] if m else {}
 
 
-def wait_summary(key, want, timeout=20):
-    """Poll /ipoibcm/summary until key reaches want; the last summary."""
-    deadline = time.monotonic() + timeout
-    summary = {}
-    while time.monotonic() < deadline:
-        summary = telemetry("/ipoibcm/summary,0")
-        if summary.get(key, -1) >= want:
-            break
-    return summary
+def wait_telemetry(cmd, cond):
+    """Poll a telemetry command until cond(answer); the last answer."""
+    deadline = time.monotonic() + GUARD_S
+    answer = telemetry(cmd)
+    while not cond(answer) and time.monotonic() < deadline:
+        answer = telemetry(cmd)
+    return answer
 
 
-def last_report(out):
-    rep = [l for l in out if l.startswith("[phase")]
-    if not rep:
-        return {}
-    l = rep[-1]
-    keys = {"conns_tx": r"conns tx (\d+)", "conns_rx": r"rx (\d+) spilled",
-            "spilled": r"spilled (\d+)", "promoted": r"promoted (\d+)",
-            "reaped": r"reaped (\d+)", "evicted": r"evicted (\d+)",
-            "rej_sent": r"REJ sent (\d+)", "bpc": r"(\d+) B/conn"}
-    return {k: int(re.search(v, l).group(1)) for k, v in keys.items()}
+REPORT_KEYS = {
+    "conns_tx": r"conns tx (\d+)", "conns_rx": r"rx (\d+) spilled",
+    "spilled": r"spilled (\d+)", "promoted": r"promoted (\d+)",
+    "retried": r"retried (\d+)", "reaped": r"reaped (\d+)",
+    "evicted": r"evicted (\d+)", "rej_sent": r"REJ sent (\d+)",
+    "served": r"served (\d+)/", "hosts": r"served \d+/(\d+)",
+    "bpc": r"(\d+) B/conn"}
 
 
-def finish(ping, out):
-    for line in ping.stdout:
-        out.append(line)
-    ping.wait(120)
-    text = "".join(out)
-    print("".join("    " + l for l in out if not l.startswith("  ")),
-          flush=True)
-    check(ping.returncode == 0, "ping exits 0 (every host served)")
-    check("every host was served" in text, "every host of every phase "
-          "answered")
-    return text
+def parse_report(line):
+    return {k: int(re.search(v, line).group(1))
+            for k, v in REPORT_KEYS.items()}
+
+
+def all_served(r):
+    return r["served"] == r["hosts"]
 
 
 def scenario_spill():
     peers = start_peers(16, "--connect")
-    ping = start_ping("max_conns=4", "--hosts", "16", "--rate", "20000",
-                      "--report", "1", "--phase", "4:0-15", "--grid")
-    out = []
-    read_until(ping, r"^\[phase 0\s+2", out)
+    ping = Ping("max_conns=4", "--hosts", "16", "--rate", "20000",
+                "--report", "1", "--phase", UNTIL_SIGNAL + ":0-15", "--grid")
+    rep = ping.wait_report(0, lambda r: all_served(r) and
+                           r["conns_tx"] == 4 and r["spilled"] == 12 and
+                           r["conns_rx"] == 4 and r["rej_sent"] >= 12,
+                           "every host served, 4 on RC, 12 spilled")
     summary = telemetry("/ipoibcm/summary,0")
     conns = telemetry("/ipoibcm/conns,0")
     print("  telemetry summary: %s" % summary, flush=True)
-    finish(ping, out)
-    rep = last_report(out)
+    ping.next_phase()
+    ping.finish()
     check(rep.get("conns_tx") == 4, "4 hosts on RC (%s)" % rep)
     check(rep.get("spilled") == 12, "12 hosts spilled to UD")
     check(rep.get("conns_rx") == 4, "4 hosts' connections accepted")
@@ -150,15 +212,29 @@ def scenario_spill():
 
 def scenario_reap():
     peers = start_peers(6, "--connect")
-    ping = start_ping("max_conns=2,reap_idle=1", "--hosts", "6", "--rate",
-                      "20000", "--report", "1", "--phase", "3:0-1",
-                      "--phase", "3:0-5", "--phase", "8:2-5", "--grid")
-    out = []
-    finish(ping, out)
-    rep = last_report(out)
+    ping = Ping("max_conns=2,reap_idle=1", "--hosts", "6", "--rate",
+                "20000", "--report", "1", "--phase", UNTIL_SIGNAL + ":0-1",
+                "--phase", UNTIL_SIGNAL + ":0-5", "--phase",
+                UNTIL_SIGNAL + ":2-5", "--grid")
+    ping.wait_report(0, lambda r: all_served(r) and r["conns_tx"] == 2,
+                     "hosts 0-1 served, on RC")
+    ping.next_phase()
+    ping.wait_report(1, lambda r: all_served(r) and r["spilled"] == 4,
+                     "hosts 0-5 served, the table full: 4 spilled")
+    ping.next_phase()
+    # only 2-5 busy: 0-1 go idle and are reaped, two of 2-5 take their
+    # places (promoted, or retried if a loaded machine made them fail once)
+    rep = ping.wait_report(2, lambda r: all_served(r) and
+                           r["conns_tx"] == 2 and
+                           r["reaped"] + r["evicted"] >= 2 and
+                           r["promoted"] + r["retried"] >= 2,
+                           "hosts 2-5 served, 2 of them moved to RC")
+    ping.next_phase()
+    ping.finish()
     check(rep.get("reaped", 0) + rep.get("evicted", 0) >= 2,
           "idle connections made room (%s)" % rep)
-    check(rep.get("promoted", 0) >= 2, "busy spilled hosts promoted")
+    check(rep.get("promoted", 0) + rep.get("retried", 0) >= 2,
+          "busy spilled hosts promoted")
     check(rep.get("conns_tx") == 2, "the table is full again")
     stop_peers(peers)
 
@@ -166,24 +242,30 @@ def scenario_reap():
 def scenario_budget():
     # one non-SRQ connection (MTU 1500, 1024 descriptors) costs the pool
     # the port prints as mem_used; a budget for three and a half of them
-    ping = start_ping("srq=off", "--hosts", "1", "--rate", "1000",
-                      "--phase", "4:0-0")
+    ping = Ping("srq=off", "--hosts", "1", "--rate", "1000", "--report", "1",
+                "--phase", UNTIL_SIGNAL + ":0-0")
     peers = start_peers(1, "--connect")
-    out = []
-    read_until(ping, r"^phase 0", out)
-    per_conn = wait_summary("rx_connections", 1).get("mem_used", 0)
-    finish(ping, out)
+    ping.wait_report(0, all_served, "the host served")
+    per_conn = wait_telemetry("/ipoibcm/summary,0",
+                              lambda s: s.get("rx_connections", 0) >= 1
+                              ).get("mem_used", 0)
+    ping.next_phase()
+    ping.finish()
     stop_peers(peers)
     check(per_conn > 0, "one connection charges %d bytes" % per_conn)
-    out = []
-    ping = start_ping("srq=off,mem_budget=%d" % (per_conn * 7 // 2),
-                      "--hosts", "6", "--rate", "6000", "--report", "1",
-                      "--phase", "6:0-5")
+    if per_conn <= 0:
+        return
+    ping = Ping("srq=off,mem_budget=%d" % (per_conn * 7 // 2), "--hosts",
+                "6", "--rate", "6000", "--report", "1", "--phase",
+                UNTIL_SIGNAL + ":0-5")
     peers = start_peers(6, "--connect")
-    read_until(ping, r"^phase 0", out)
-    summary = wait_summary("rx_connections", 3)
-    xs = telemetry("/ethdev/xstats,0")
-    finish(ping, out)
+    ping.wait_report(0, all_served, "the 6 hosts served")
+    summary = wait_telemetry("/ipoibcm/summary,0",
+                             lambda s: s.get("rx_connections", 0) >= 3)
+    xs = wait_telemetry("/ethdev/xstats,0",
+                        lambda x: x.get("rej_sent_reason_3", 0) >= 3)
+    ping.next_phase()
+    ping.finish()
     stop_peers(peers)
     print("  telemetry summary: %s" % summary, flush=True)
     check(summary.get("rx_connections") == 3, "3 connections accepted")
@@ -195,19 +277,19 @@ def scenario_budget():
 
 
 def scenario_scale():
-    t0 = time.monotonic()
     peers = start_peers(10000)
-    print("  10,000 hosts up in %.1f s" % (time.monotonic() - t0), flush=True)
-    ping = start_ping("max_conns=1024,srq=on", "--hosts", "10000",
-                      "--rate", "200000", "--report", "2", "--phase",
-                      "6:0-9999")
-    out = []
-    read_until(ping, r"^\[phase 0\s+4", out)
+    ping = Ping("max_conns=1024,srq=on", "--hosts", "10000", "--rate",
+                "200000", "--report", "2", "--phase",
+                UNTIL_SIGNAL + ":0-9999")
+    rep = ping.wait_report(0, lambda r: all_served(r) and
+                           r["conns_tx"] == 1024 and
+                           r["spilled"] == 10000 - 1024,
+                           "10,000 hosts served, 1024 on RC, 8976 spilled")
     summary = telemetry("/ipoibcm/summary,0")
-    finish(ping, out)
+    ping.next_phase()
+    ping.finish()
     stop_peers(peers)
     print("  telemetry summary: %s" % summary, flush=True)
-    rep = last_report(out)
     check(rep.get("conns_tx") == 1024, "1024 hosts on RC (%s)" % rep)
     check(rep.get("spilled") == 10000 - 1024, "8976 spilled to UD")
     check(0 < rep.get("bpc", 0) <= 256,

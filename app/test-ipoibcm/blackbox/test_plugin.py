@@ -60,7 +60,7 @@ for bad, key in [("srq=maybe", "srq"), ("max_conns=0", "max_conns"),
                  ("pkey=0x10000", "pkey"), ("mem_budget=lots", "mem_budget"),
                  ("wibble=1", "wibble")]:
     rc, out = testpmd(["net_ipoibcm0," + bad], "bb_plugin_bad",
-                      ["--total-num-mbufs=16384"], stdin="", timeout=30)
+                      ["--total-num-mbufs=16384"], stdin="")
     msg = [line for line in out.splitlines() if "ipoib" in line.lower()
            and key in line]
     # EAL goes on after a failed vdev probe; the port must not exist.

@@ -14,7 +14,7 @@ import os
 import sys
 import time
 
-from ipoibtest import check, done
+from ipoibtest import HANG_S, check, done
 from testpmd import TestPmd, bounce
 
 SRQ = sys.argv[1]
@@ -66,7 +66,7 @@ def measure(a, b, spec, size):
     time.sleep(RUN_S)	# traffic for a while, not a synchronisation
     a.cmd("stop")
     sent = a.stats()["tx"]
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + HANG_S
     got = b.stats()
     while got["rx"] < sent and time.monotonic() < deadline:
         got = b.stats()
@@ -87,7 +87,8 @@ def measure(a, b, spec, size):
 
 def ping_pong(a, b, a_mac, b_mac):
     """mac forwarding on both sides: frames bounce between the hosts."""
-    sa, sb = bounce(a, b, a_mac, RUN_S, 30)
+    # tx_first 4 sends 4 bursts of 32: more means frames came back
+    sa, sb = bounce(a, b, a_mac, RUN_S, HANG_S, min_tx=128)
     print("  ping-pong: A tx %d rx %d, B tx %d rx %d" %
           (sa["tx"], sa["rx"], sb["tx"], sb["rx"]), flush=True)
     check(sa["tx"] > 128, "ping-pong: frames bounced (%d)" % sa["tx"])

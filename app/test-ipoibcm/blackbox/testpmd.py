@@ -9,7 +9,7 @@ import subprocess
 import termios
 import time
 
-from ipoibtest import EAL, ENV, TESTPMD, plugin
+from ipoibtest import EAL, ENV, HANG_S, TESTPMD, plugin
 
 PROMPT = "testpmd> "
 # What other threads print at any time: testpmd's report of an event (from
@@ -41,7 +41,7 @@ class TestPmd:
         self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=slave,
                                   stderr=slave, env=ENV)
         os.close(slave)
-        self.out = self._until_prompt(60)
+        self.out = self._until_prompt(HANG_S)
 
     def _read(self, timeout):
         r, _, _ = select.select([self.master], [], [], timeout)
@@ -77,7 +77,7 @@ class TestPmd:
         self.log.append(out + "".join(ASYNC.findall(buf)))
         return out
 
-    def cmd(self, line, timeout=60):
+    def cmd(self, line, timeout=HANG_S):
         """Run one command; return what it printed."""
         self.p.stdin.write((line + "\n").encode())
         self.p.stdin.flush()
@@ -100,11 +100,13 @@ class TestPmd:
         return {k: int(v) for k, v in
                 re.findall(r"^(\w+):\s+(\d+)\s*$", out, re.M)}
 
-    def wait_xstat(self, name, value, timeout=20, port=0):
+    def wait_xstat(self, name, value, timeout=HANG_S, port=0,
+                   at_least=False):
+        """Poll until xstat name equals value (or, at_least, reaches it)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             v = self.xstats(port).get(name)
-            if v == value:
+            if v == value or (at_least and v is not None and v >= value):
                 return True
         return False
 
@@ -116,7 +118,7 @@ class TestPmd:
             raise RuntimeError("%s: no rx queue count: %s" % (self.name, out))
         return int(m.group(1))
 
-    def settle_rx(self, timeout=30, port=0):
+    def settle_rx(self, timeout=HANG_S, port=0):
         """Wait until every frame received is counted; return the stats.
 
         Meant for when every sender has stopped: on the shm fabric a sent
@@ -135,7 +137,7 @@ class TestPmd:
             last = s
         return last
 
-    def quit(self, timeout=60):
+    def quit(self, timeout=HANG_S):
         try:
             self.p.stdin.write(b"quit\n")
             self.p.stdin.flush()
@@ -161,13 +163,23 @@ class TestPmd:
         os.close(self.master)
 
 
-def bounce(a, b, a_mac, run_s, settle_s):
+def wait_stat(t, key, more_than, timeout=HANG_S):
+    """Poll t's port stats until stats[key] > more_than; the last stats."""
+    deadline = time.monotonic() + timeout
+    s = t.stats()
+    while s[key] <= more_than and time.monotonic() < deadline:
+        s = t.stats()
+    return s
+
+
+def bounce(a, b, a_mac, run_s, settle_s, min_tx=0):
     """mac forwarding on both sides: frames bounce between the hosts.
 
     b sends back to a_mac (a's own peer is set by the caller). After
-    run_s, one side at a time stops forwarding and only receives, so what
-    was in flight lands; returns both hosts' stats once each one's rx
-    equals the other's tx, or after settle_s.
+    run_s, and once a has sent more than min_tx frames (frames came back
+    and went out again), one side at a time stops forwarding and only
+    receives, so what was in flight lands; returns both hosts' stats once
+    each one's rx equals the other's tx, or after settle_s.
     """
     b.cmd("set eth-peer 0 %s" % a_mac)
     for t in (a, b):
@@ -177,6 +189,7 @@ def bounce(a, b, a_mac, run_s, settle_s):
     b.cmd("start")
     a.cmd("start tx_first 4")
     time.sleep(run_s)	# frames bounce for a while
+    wait_stat(a, "tx", min_tx)
     for t in (a, b):
         t.cmd("stop")
         t.cmd("set fwd rxonly")

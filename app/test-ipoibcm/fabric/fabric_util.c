@@ -49,15 +49,6 @@ ft_note(const char *fmt, ...)
 	fflush(stdout);
 }
 
-double
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 void
 fabric_name(char *buf, size_t len, const char *test)
 {
@@ -186,7 +177,7 @@ child_close(struct child *c)
 int
 child_wait(struct child *c, int timeout_ms)
 {
-	double deadline = now_ms() + timeout_ms;
+	double deadline = test_now_ms() + timeout_ms;
 	struct timespec ms = { 0, 1000000 };
 	char buf[sizeof(struct msg)];
 	int status = 0;
@@ -196,14 +187,14 @@ child_wait(struct child *c, int timeout_ms)
 		return -1;
 	for (;;) {
 		struct pollfd pfd = { c->rd, POLLIN, 0 };
-		int left = (int)(deadline - now_ms());
+		int left = (int)(deadline - test_now_ms());
 
 		if (left <= 0 || poll(&pfd, 1, left) <= 0)
 			break;
 		if (read(c->rd, buf, sizeof(buf)) <= 0)
 			break;
 	}
-	while (now_ms() < deadline &&
+	while (test_now_ms() < deadline &&
 	       (r = waitpid(c->pid, &status, WNOHANG)) == 0)
 		nanosleep(&ms, NULL);
 	if (r != c->pid) {
@@ -426,12 +417,12 @@ ep_post(struct ep *e, uint32_t i)
 int
 poll_wc(struct shm_cq *cq, struct ipoib_wc *wc, int want, int timeout_ms)
 {
-	double deadline = now_ms() + timeout_ms;
+	double deadline = test_now_ms() + timeout_ms;
 	int got = 0;
 
 	for (;;) {
 		got += shm_cq_poll(cq, wc + got, (uint16_t)(want - got));
-		if (got >= want || now_ms() > deadline)
+		if (got >= want || test_now_ms() > deadline)
 			return got;
 		sched_yield();
 	}
@@ -440,11 +431,11 @@ poll_wc(struct shm_cq *cq, struct ipoib_wc *wc, int want, int timeout_ms)
 int
 qp_destroy_drain(struct shm_qp *qp, struct shm_cq *cq)
 {
-	double deadline = now_ms() + T_TIMEOUT;
+	double deadline = test_now_ms() + T_TIMEOUT;
 	struct ipoib_wc wc[64];
 	int ret;
 
-	while ((ret = shm_qp_destroy(qp)) == -EBUSY && now_ms() < deadline)
+	while ((ret = shm_qp_destroy(qp)) == -EBUSY && test_now_ms() < deadline)
 		shm_cq_poll(cq, wc, 64);
 	return ret;
 }
@@ -478,10 +469,10 @@ int
 rc_send_wait(struct shm_qp *qp, const void *buf, uint32_t len,
 	     int timeout_ms)
 {
-	double deadline = now_ms() + timeout_ms;
+	double deadline = test_now_ms() + timeout_ms;
 
 	while (rc_send(qp, buf, len) != 1) {
-		if (now_ms() > deadline ||
+		if (test_now_ms() > deadline ||
 		    shm_qp_state(qp) == SHM_QPS_ERR)
 			return -1;
 		sched_yield();
@@ -492,12 +483,12 @@ rc_send_wait(struct shm_qp *qp, const void *buf, uint32_t len,
 int
 cm_wait(struct shm_port *p, struct shm_cm_event *ev, int timeout_ms)
 {
-	double deadline = now_ms() + timeout_ms;
+	double deadline = test_now_ms() + timeout_ms;
 
 	for (;;) {
 		if (shm_cm_poll(p, ev, 1) == 1)
 			return 1;
-		if (now_ms() > deadline)
+		if (test_now_ms() > deadline)
 			return 0;
 		sched_yield();
 	}
@@ -535,14 +526,14 @@ int
 cm_wait2(struct shm_port *a, struct shm_port *b, struct shm_cm_event *ev,
 	 int timeout_ms)
 {
-	double deadline = now_ms() + timeout_ms;
+	double deadline = test_now_ms() + timeout_ms;
 
 	for (;;) {
 		if (shm_cm_poll(a, ev, 1) == 1)
 			return 0;
 		if (shm_cm_poll(b, ev, 1) == 1)
 			return 1;
-		if (now_ms() > deadline)
+		if (test_now_ms() > deadline)
 			return -1;
 		sched_yield();
 	}
@@ -572,12 +563,12 @@ cm_expect2(struct shm_port *a, struct shm_port *b, int on,
 int
 async_wait(struct shm_port *p, struct shm_async_event *ev, int timeout_ms)
 {
-	double deadline = now_ms() + timeout_ms;
+	double deadline = test_now_ms() + timeout_ms;
 
 	for (;;) {
 		if (shm_async_poll(p, ev, 1) == 1)
 			return 1;
-		if (now_ms() > deadline)
+		if (test_now_ms() > deadline)
 			return 0;
 		sched_yield();
 	}

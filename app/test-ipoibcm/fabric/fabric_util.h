@@ -6,9 +6,9 @@
 #define FABRIC_UTIL_H
 
 /*
- * Helpers of shm-fabric-test: the test registry and checks, child
- * processes with pipes and deadlines, and the few fabric recipes every test
- * repeats (an endpoint = port + CQ + buffers + QP; a local RC connection).
+ * Helpers of shm-fabric-test: checks, child processes with pipes and
+ * deadlines, and the few fabric recipes every test repeats (an endpoint =
+ * port + CQ + buffers + QP; a local RC connection).
  * The tests are white-box where the public API cannot show a fact (a
  * directory slot freed): they include shm_internal.h for that only.
  */
@@ -20,24 +20,9 @@
 
 #include "shm_fabric.h"
 #include "shm_internal.h"
+#include "test_runner.h"
 
-/* ---- registry and checks ------------------------------------------------ */
-
-struct ftest {
-	const char *name;
-	const char *help;
-	int (*fn)(void);	/* 0: passed */
-	struct ftest *next;
-};
-
-void ftest_register(struct ftest *t);
-
-#define REGISTER_FABRIC_TEST(nm, func, text) \
-static struct ftest ftest_ ## nm = { #nm, text, func, NULL }; \
-static void __attribute__((constructor)) ftest_init_ ## nm(void) \
-{ \
-	ftest_register(&ftest_ ## nm); \
-}
+/* ---- checks ------------------------------------------------------------- */
 
 /* Failures of the running test (or of this child process). */
 extern int ft_fails;
@@ -62,8 +47,6 @@ void ft_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 		goto out; \
 	} \
 } while (0)
-
-double now_ms(void);
 
 /* "tf_<test>_<pid>", unique to this test run. */
 void fabric_name(char *buf, size_t len, const char *test);
@@ -118,7 +101,13 @@ int msg_expect(int fd, uint32_t type, struct msg *m, int timeout_ms);
 
 #define T_QKEY		0x11223344u
 #define T_SID		0x1000000000000abcULL
-#define T_TIMEOUT	5000	/* ms: for what must happen */
+/*
+ * ms: how long a test waits for what must happen (a message, an event, a
+ * child's exit). It catches a hang and never judges how fast the thing
+ * happened: generous for a slow, shared or sanitized machine. Waits for
+ * what must NOT happen use short windows of their own.
+ */
+#define T_TIMEOUT	60000
 
 /* A port with one CQ, one QP, and nbufs receive buffers of buf_len. */
 struct ep {

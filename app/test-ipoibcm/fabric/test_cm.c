@@ -114,7 +114,7 @@ out:
 	ep_close(&a);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(cm_rej, test_cm_rej,
+REGISTER_TEST(cm_rej, test_cm_rej,
 	"CM: REJ with a reason and private data reaches the requester")
 
 static int
@@ -147,7 +147,7 @@ out:
 	ep_close(&a);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(cm_no_listener, test_cm_no_listener,
+REGISTER_TEST(cm_no_listener, test_cm_no_listener,
 	"CM: REQ to a service ID nobody listens on gets REJ reason 8")
 
 /* ---- lost messages ------------------------------------------------------ */
@@ -165,14 +165,16 @@ test_cm_req_lost(void)
 	CHECK(cm_open(&a, &b, fab, sizeof(fab), "cm_req_lost") == 0);
 	cm_faults(&b, 1u << IPOIB_CM_MSG_REQ, 0, -1);
 	req_init(&req, b.info.gid, a.qp, 7, 3);
-	t0 = now_ms();
+	t0 = test_now_ms();
 	CHECK(shm_cm_connect(a.port, &req, &id) == 0);
-	/* three retries, 100 ms apart, then the fourth timeout */
+	/*
+	 * three retries, 100 ms apart, then the fourth timeout: never
+	 * sooner (a slow machine only makes it later)
+	 */
 	CHECK(cm_expect(a.port, IPOIB_CM_TIMEOUT, &ev, T_TIMEOUT) == 0);
-	dt = now_ms() - t0;
+	dt = test_now_ms() - t0;
 	CHECK(ev.id == id);
-	CHECK(dt >= 4 * SHM_CM_TIMEOUT_MS - 1 && dt < 4 * SHM_CM_TIMEOUT_MS +
-	      2000, "timeout after %.0f ms", dt);
+	CHECK(dt >= 4 * SHM_CM_TIMEOUT_MS - 1, "timeout after %.0f ms", dt);
 	CHECK_EQ(CNT(&a, cm_retries), 3);
 	CHECK_EQ(CNT(&b, fault_drops), 4);
 	CHECK_EQ(cm_wait(b.port, &ev, 0), 0);
@@ -184,7 +186,7 @@ out:
 	ep_close(&a);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(cm_req_lost, test_cm_req_lost,
+REGISTER_TEST(cm_req_lost, test_cm_req_lost,
 	"CM: REQs dropped at the receiver: retried, TIMEOUT after max retries")
 
 /* Poll both sides until pred holds; any event meanwhile is an error. */
@@ -192,11 +194,11 @@ static int
 cm_idle_until(struct ep *a, struct ep *b, uint64_t (*pred)(struct ep *),
 	      struct ep *on, uint64_t want)
 {
-	double deadline = now_ms() + T_TIMEOUT;
+	double deadline = test_now_ms() + T_TIMEOUT;
 	struct shm_cm_event ev;
 
 	while (pred(on) < want) {
-		CHECK(now_ms() < deadline, "%llu of %llu",
+		CHECK(test_now_ms() < deadline, "%llu of %llu",
 		      (unsigned long long)pred(on), (unsigned long long)want);
 		CHECK(cm_wait2(a->port, b->port, &ev, 1) < 0,
 		      "unexpected CM event %d", ev.type);
@@ -257,7 +259,7 @@ out:
 	ep_close(&a);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(cm_rep_lost, test_cm_rep_lost,
+REGISTER_TEST(cm_rep_lost, test_cm_rep_lost,
 	"CM: REP lost: REQ retried, REP resent for it, then established")
 
 /* Connect a's qa to b's qb up to the RTU; the RTU is dropped at b. */
@@ -334,9 +336,9 @@ rtu_never_found(struct ep *a, struct ep *b)
 	CHECK_EQ(poll_wc(b->cq, &wc, 1, T_TIMEOUT), 1);
 	CHECK(wc.status == IPOIB_WC_SUCCESS && wc.qp_num == shm_qp_num(qb));
 	CHECK(ep_post(b, (uint32_t)wc.wr_id) == 0);
-	t0 = now_ms();
+	t0 = test_now_ms();
 	CHECK(cm_expect2(a->port, b->port, 1, IPOIB_CM_ESTABLISHED, &ev,
-			 T_TIMEOUT) == 0, "after %.0f ms", now_ms() - t0);
+			 T_TIMEOUT) == 0, "after %.0f ms", test_now_ms() - t0);
 	CHECK(ev.id == c.pas);
 	CHECK_EQ(shm_qp_state(qb), SHM_QPS_RTS);
 	CHECK(rc_send_wait(qb, "back", 4, T_TIMEOUT) == 0);
@@ -400,7 +402,7 @@ out:
 	ep_close(&a);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(cm_rtu_lost, test_cm_rtu_lost,
+REGISTER_TEST(cm_rtu_lost, test_cm_rtu_lost,
 	"CM: RTU lost: REP resent, established once RTU (or data) arrives")
 
 /* ---- rej_after and the count of connections ----------------------------- */
@@ -504,7 +506,7 @@ out:
 	ep_close(&a);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(cm_rej_after, test_cm_rej_after,
+REGISTER_TEST(cm_rej_after, test_cm_rej_after,
 	"CM: rej_after N: REQs beyond N connections get REJ reason 3")
 
 /* ---- delay -------------------------------------------------------------- */
@@ -522,22 +524,22 @@ test_cm_delay(void)
 	CHECK(cm_open(&a, &b, fab, sizeof(fab), "cm_delay") == 0);
 	cm_faults(&b, 0, 60, -1);
 	req_init(&req, b.info.gid, a.qp, 7, 3);
-	t0 = now_ms();
+	t0 = test_now_ms();
 	CHECK(shm_cm_connect(a.port, &req, &act) == 0);
 	CHECK(cm_expect(b.port, IPOIB_CM_REQ_RCVD, &ev, T_TIMEOUT) == 0);
-	dreq = now_ms() - t0;
+	dreq = test_now_ms() - t0;
 	pas = ev.id;
 	CHECK(shm_cm_accept(pas, b.qp, NULL, NULL, 0) == 0);
-	t0 = now_ms();
-	CHECK(cm_expect(a.port, IPOIB_CM_REP_RCVD, &ev, T_TIMEOUT) == 0);
-	/* a's port has no delay: its REP comes before b's delay could pass */
-	CHECK(now_ms() - t0 < 60, "REP to a undelayed");
-	t0 = now_ms();
+	/* a's port has no delay: its REP is there as soon as it is sent */
+	CHECK(cm_expect(a.port, IPOIB_CM_REP_RCVD, &ev, 0) == 0,
+	      "REP to a undelayed");
+	t0 = test_now_ms();
 	CHECK(shm_cm_rtu(act) == 0);
 	CHECK(cm_expect(b.port, IPOIB_CM_ESTABLISHED, &ev, T_TIMEOUT) == 0);
-	drtu = now_ms() - t0;
-	CHECK(dreq >= 59 && dreq < 2060, "REQ after %.0f ms", dreq);
-	CHECK(drtu >= 59 && drtu < 2060, "RTU after %.0f ms", drtu);
+	drtu = test_now_ms() - t0;
+	/* held at least the delay: a slow machine only holds them longer */
+	CHECK(dreq >= 59, "REQ after %.0f ms", dreq);
+	CHECK(drtu >= 59, "RTU after %.0f ms", drtu);
 	CHECK(cm_traffic(&a, &b) == 0);
 	ft_note("delayed 60 ms: REQ after %.0f ms, RTU after %.0f ms", dreq,
 		drtu);
@@ -550,7 +552,7 @@ out:
 	ep_close(&a);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(cm_delay, test_cm_delay,
+REGISTER_TEST(cm_delay, test_cm_delay,
 	"CM: cm_delay_ms holds the receiving port's CM messages that long")
 
 /* ---- disconnect --------------------------------------------------------- */
@@ -596,10 +598,10 @@ disc_run(struct ep *a, struct ep *b, struct shm_qp **qa, struct shm_qp **qb,
 	CHECK(dreq_way(b->port, c[2].pas, a->port, NULL) == 0);
 	/* a DREQ lost every time: DISCONNECTED after the retries */
 	cm_faults(b, 1u << IPOIB_CM_MSG_DREQ, 0, -1);
-	t0 = now_ms();
+	t0 = test_now_ms();
 	CHECK(shm_cm_disconnect(c[3].act) == 0);
 	CHECK(cm_expect(a->port, IPOIB_CM_DISCONNECTED, &ev, T_TIMEOUT) == 0);
-	CHECK(now_ms() - t0 >= 4 * SHM_CM_TIMEOUT_MS - 1);
+	CHECK(test_now_ms() - t0 >= 4 * SHM_CM_TIMEOUT_MS - 1);
 	CHECK_EQ(cm_wait(b->port, &ev, 0), 0);
 	return 0;
 out:
@@ -636,5 +638,5 @@ out:
 	ep_close(&a);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(cm_disconnect, test_cm_disconnect,
+REGISTER_TEST(cm_disconnect, test_cm_disconnect,
 	"CM: DREQ/DREP both ways, to a forgotten id, and DREQ lost")

@@ -4,8 +4,8 @@
  * The control thread's sleep: shm_cm_wait() returns when a CM message
  * comes (from another process: the doorbell is a futex in shared memory),
  * when shm_cm_wake() is called, and when a message held back by cm_delay_ms
- * falls due. Each wait is given a minute: a wake-up that does not come
- * shows as a test that does not end in T_TIMEOUT. The waker first sees
+ * falls due. Each wait is given twice T_TIMEOUT: a wake-up that does not
+ * come shows as a test that does not end in T_TIMEOUT. The waker first sees
  * the sleeper inside FUTEX_WAIT (/proc/<tid>/syscall), so what is tested
  * is the wake-up, not a message that was there before the wait.
  */
@@ -21,7 +21,7 @@
 
 #include "fabric_util.h"
 
-#define WAIT_LONG_NS	(60ULL * 1000000000ULL)
+#define WAIT_LONG_NS	(2ULL * T_TIMEOUT * 1000000ULL)
 #define REJ_CONSUMER	28
 
 static const struct ep_conf wait_conf_a = { "a", SHM_QPT_RC, 16, 256 };
@@ -31,12 +31,12 @@ static const struct ep_conf wait_conf_b = { "b", SHM_QPT_RC, 16, 256 };
 static int
 in_futex_wait(pid_t pid, pid_t tid)
 {
-	double deadline = now_ms() + T_TIMEOUT;
+	double deadline = test_now_ms() + T_TIMEOUT;
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid,
 		 (int)tid);
-	while (now_ms() < deadline) {
+	while (test_now_ms() < deadline) {
 		unsigned long nr = 0, addr, op = ~0UL;
 		FILE *f = fopen(path, "r");
 
@@ -57,11 +57,11 @@ in_futex_wait(pid_t pid, pid_t tid)
 static int
 wait_event(struct shm_port *p, struct shm_cm_event *ev, unsigned int *waits)
 {
-	double deadline = now_ms() + T_TIMEOUT;
+	double deadline = test_now_ms() + T_TIMEOUT;
 
 	*waits = 0;
 	while (shm_cm_poll(p, ev, 1) == 0) {
-		if (now_ms() > deadline)
+		if (test_now_ms() > deadline)
 			return -1;
 		shm_cm_wait(p, WAIT_LONG_NS);
 		(*waits)++;
@@ -85,12 +85,12 @@ wake_child(int rd, int wr, void *arg)
 	CHECK(msg_expect(rd, MSG_HELLO, &peer, T_TIMEOUT) == 0);
 	ep_hello(&b, &m);
 	CHECK(msg_send(wr, MSG_HELLO, &m) == 0);
-	t0 = now_ms();
+	t0 = test_now_ms();
 	CHECK(wait_event(b.port, &ev, &waits) == 0, "no REQ");
 	CHECK_EQ(ev.type, IPOIB_CM_REQ_RCVD);
 	CHECK(waits >= 1, "the REQ came before the wait");
 	ft_note("[child] REQ after %u wait(s), %.2f ms", waits,
-		now_ms() - t0);
+		test_now_ms() - t0);
 	CHECK(shm_cm_reject(ev.id, REJ_CONSUMER, NULL, 0) == 0);
 	shm_cm_destroy(ev.id);
 out:
@@ -129,7 +129,7 @@ out:
 	ep_close(&a);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(cm_wake_msg, test_cm_wake_msg,
+REGISTER_TEST(cm_wake_msg, test_cm_wake_msg,
 	"CM wait: a REQ from another process ends the receiver's sleep")
 
 struct sleeper {
@@ -166,27 +166,27 @@ test_cm_wake_call(void)
 	s.port = a.port;
 	CHECK(pthread_create(&th, NULL, sleeper_main, &s) == 0);
 	started = true;
-	deadline = now_ms() + T_TIMEOUT;
+	deadline = test_now_ms() + T_TIMEOUT;
 	while (__atomic_load_n(&s.tid, __ATOMIC_ACQUIRE) == 0 &&
-	       now_ms() < deadline)
+	       test_now_ms() < deadline)
 		sched_yield();
 	CHECK(in_futex_wait(getpid(), s.tid) == 0);
-	t0 = now_ms();
+	t0 = test_now_ms();
 	shm_cm_wake(a.port);
 	deadline = t0 + T_TIMEOUT;
 	while (!__atomic_load_n(&s.done, __ATOMIC_ACQUIRE) &&
-	       now_ms() < deadline)
+	       test_now_ms() < deadline)
 		sched_yield();
 	CHECK(__atomic_load_n(&s.done, __ATOMIC_ACQUIRE),
 	      "one wake and the sleeper still sleeps");
-	ft_note("woken %.2f ms after the wake", now_ms() - t0);
+	ft_note("woken %.2f ms after the wake", test_now_ms() - t0);
 out:
 	if (started)
-		pthread_join(th, NULL);	/* a minute at most */
+		pthread_join(th, NULL);	/* WAIT_LONG_NS at most */
 	ep_close(&a);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(cm_wake_call, test_cm_wake_call,
+REGISTER_TEST(cm_wake_call, test_cm_wake_call,
 	"CM wait: shm_cm_wake() from another thread ends the sleep")
 
 static int
@@ -209,11 +209,11 @@ test_cm_wait_delay(void)
 	CHECK(shm_cm_listen(b.port, T_SID) == 0);
 	shm_port_set_faults(b.port, &fl);
 	req_init(&req, b.info.gid, a.qp, 7, 3);
-	t0 = now_ms();
+	t0 = test_now_ms();
 	CHECK(shm_cm_connect(a.port, &req, &id) == 0);
 	/* the REQ is in b's mailbox now, due in 80 ms: wait that long */
 	CHECK(wait_event(b.port, &ev, &waits) == 0, "no REQ");
-	dt = now_ms() - t0;
+	dt = test_now_ms() - t0;
 	CHECK_EQ(ev.type, IPOIB_CM_REQ_RCVD);
 	CHECK(dt >= 79, "REQ after %.1f ms, before its delay", dt);
 	ft_note("REQ delayed 80 ms: after %.1f ms, %u wait(s)", dt, waits);
@@ -227,5 +227,5 @@ out:
 	ep_close(&a);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(cm_wait_delay, test_cm_wait_delay,
+REGISTER_TEST(cm_wait_delay, test_cm_wait_delay,
 	"CM wait: a message held back by cm_delay_ms ends the sleep when due")

@@ -48,16 +48,16 @@ static int
 rc_stream(struct ep *e, uint32_t n)
 {
 	static uint8_t bufs[RC_BURST][RC_BUF];
-	double deadline = now_ms() + 250000;
+	double deadline = test_now_ms() + 250000;
 	struct shm_send sw[RC_BURST];
 	struct iovec iov[RC_BURST];
 	uint32_t sent = 0, rcvd = 0, i, k, len;
-	double t0 = now_ms();
+	double t0 = test_now_ms();
 	uint64_t bytes = 0;
 	struct ipoib_wc wc[64];
 
 	while (sent < n || rcvd < n) {
-		CHECK(now_ms() < deadline, "sent %u, received %u", sent, rcvd);
+		CHECK(test_now_ms() < deadline, "sent %u, received %u", sent, rcvd);
 		k = n - sent < RC_BURST ? n - sent : RC_BURST;
 		for (i = 0; i < k; i++) {
 			len = seq_len(sent + i, RC_BUF);
@@ -82,7 +82,7 @@ rc_stream(struct ep *e, uint32_t n)
 		}
 	}
 	ft_note("[pid %d] %u messages, %.1f MB each way in %.0f ms",
-		(int)getpid(), n, bytes / 1e6, now_ms() - t0);
+		(int)getpid(), n, bytes / 1e6, test_now_ms() - t0);
 	return 0;
 out:
 	return -1;
@@ -162,7 +162,7 @@ test_rc_two_procs(void)
 	CHECK(msg_expect(c.rd, MSG_DONE, NULL, 250000) == 0);
 	CHECK(msg_send(c.wr, MSG_GO, NULL) == 0);
 	CHECK(cm_expect(a.port, IPOIB_CM_DREQ_RCVD, &ev, T_TIMEOUT) == 0);
-	CHECK(child_wait(&c, 20000) == 0);
+	CHECK(child_wait(&c, T_TIMEOUT) == 0);
 out:
 	child_kill(&c);
 	if (id != NULL)
@@ -170,7 +170,7 @@ out:
 	ep_close(&a);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(rc_two_procs, test_rc_two_procs,
+REGISTER_TEST(rc_two_procs, test_rc_two_procs,
 	"RC via the CM between processes: 100000 messages each way, in order")
 
 /* ---- scatter ------------------------------------------------------------ */
@@ -343,7 +343,7 @@ out:
 	free(got);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(rc_scatter, test_rc_scatter,
+REGISTER_TEST(rc_scatter, test_rc_scatter,
 	"65524 bytes into 33 SGEs of 2048; too long: LOC_LEN_ERR, counted")
 
 /* ---- RNR ---------------------------------------------------------------- */
@@ -371,11 +371,11 @@ rnr_forever(struct ep *a, struct ep *b)
 	struct shm_port_counters cnt;
 	struct shm_async_event ev;
 	struct ipoib_wc wc[4];
-	double t0 = now_ms();
+	double t0 = test_now_ms();
 	int n = 0;
 
 	/* well past what any finite budget (at most 7 x 10 ms) allows */
-	while (now_ms() - t0 < 300) {
+	while (test_now_ms() - t0 < 300) {
 		CHECK_EQ(send4(a->qp), 0);
 		n++;
 	}
@@ -398,11 +398,11 @@ static int
 rnr_bounded(struct ep *c, uint8_t budget)
 {
 	struct shm_async_event ev;
-	double t0 = now_ms(), dt;
+	double t0 = test_now_ms(), dt;
 
-	while (shm_qp_state(c->qp) != SHM_QPS_ERR && now_ms() - t0 < 2000)
+	while (shm_qp_state(c->qp) != SHM_QPS_ERR && test_now_ms() - t0 < T_TIMEOUT)
 		CHECK_EQ(send4(c->qp), 0);
-	dt = now_ms() - t0;
+	dt = test_now_ms() - t0;
 	CHECK_EQ(shm_qp_state(c->qp), SHM_QPS_ERR);
 	CHECK(dt >= (budget + 1) * SHM_RNR_TIMER_MS - 1,
 	      "error after %.1f ms, before the RNR budget", dt);
@@ -448,7 +448,7 @@ out:
 	ep_close(&a);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(rc_rnr, test_rc_rnr,
+REGISTER_TEST(rc_rnr, test_rc_rnr,
 	"RNR: the batch stops; budget 7 retries for ever, 2 ends in QP_FATAL")
 
 /* ---- SRQ ---------------------------------------------------------------- */
@@ -583,7 +583,7 @@ out:
 	ep_close(&a);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(srq_shared, test_srq_shared,
+REGISTER_TEST(srq_shared, test_srq_shared,
 	"SRQ shared by 3 RC QPs; limit event once, re-armed; destroy rules")
 
 /* ---- flush -------------------------------------------------------------- */
@@ -651,7 +651,7 @@ out:
 	ep_close(&a);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(qp_flush, test_qp_flush,
+REGISTER_TEST(qp_flush, test_qp_flush,
 	"modify(ERR) flushes posted WRs; destroy is -EBUSY until polled")
 
 /* ---- limits ------------------------------------------------------------- */
@@ -728,5 +728,5 @@ out:
 		shm_fabric_detach(f);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(limits, test_limits,
+REGISTER_TEST(limits, test_limits,
 	"max_qp, max_srq_wr, max_cqe and CQ capacity: ENOMEM past them")

@@ -119,13 +119,13 @@ test_ud_two_procs(void)
 	CHECK(ud_recv(&a, &peer, UD_N) == 0);
 	CHECK(ud_burst(&a, &peer, UD_N) == 0);
 	CHECK(msg_send(c.wr, MSG_GO, NULL) == 0);
-	CHECK(child_wait(&c, 20000) == 0);
+	CHECK(child_wait(&c, T_TIMEOUT) == 0);
 out:
 	child_kill(&c);
 	ep_close(&a);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(ud_two_procs, test_ud_two_procs,
+REGISTER_TEST(ud_two_procs, test_ud_two_procs,
 	"UD both ways between processes: GRH, src_qp, slid, byte_len")
 
 /* One message from qp to q (on the port of ah): delivered or not. */
@@ -212,7 +212,7 @@ out:
 	ep_close(&a);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(ud_keys, test_ud_keys,
+REGISTER_TEST(ud_keys, test_ud_keys,
 	"UD P_Key and Q_Key mismatches: not delivered, counted at receiver")
 
 /* ---- multicast ---------------------------------------------------------- */
@@ -330,7 +330,7 @@ test_mcast_two_procs(void)
 	CHECK(shm_mcast_detach(m1.qp, t_mgid) == 0);
 	CHECK(mc_round(&s, &m1, &m2, &c, 0, 0, 0) == 0);
 	CHECK(msg_send(c.wr, CMD_EXIT, NULL) == 0);
-	CHECK(child_wait(&c, 20000) == 0);
+	CHECK(child_wait(&c, T_TIMEOUT) == 0);
 out:
 	child_kill(&c);
 	ep_close(&m2);
@@ -338,7 +338,7 @@ out:
 	ep_close(&s);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(mcast_two_procs, test_mcast_two_procs,
+REGISTER_TEST(mcast_two_procs, test_mcast_two_procs,
 	"multicast: 3 QPs in 2 processes get one send; detach stops it")
 
 /* ---- fault injection: drops --------------------------------------------- */
@@ -402,5 +402,5 @@ out:
 	ep_close(&a);
 	return ft_end(fab);
 }
-REGISTER_FABRIC_TEST(ud_drop, test_ud_drop,
+REGISTER_TEST(ud_drop, test_ud_drop,
 	"fault drop_ppm: every (or half the) UD message dropped, counted")

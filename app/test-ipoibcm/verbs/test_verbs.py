@@ -28,7 +28,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "blackbox"))
 from ipoibtest import check, done  # noqa: E402
-from testpmd import TestPmd, bounce  # noqa: E402
+from testpmd import TestPmd, bounce, wait_stat  # noqa: E402
 
 DEV = os.environ.get("RXE_DEV", "")
 GID_INDEX = os.environ.get("RXE_GID_INDEX", "")
@@ -175,7 +175,7 @@ def measure(a, b, spec, size):
 
 def ping_pong(a, b, a_mac):
     """mac forwarding on both sides: frames bounce between the hosts."""
-    sa, sb = bounce(a, b, a_mac, RUN_S, SETTLE_S)
+    sa, sb = bounce(a, b, a_mac, RUN_S, SETTLE_S, min_tx=4)
     counters(a, "ping-pong")
     counters(b, "ping-pong")
     print("  ping-pong: A tx %d rx %d, B tx %d rx %d" %
@@ -343,8 +343,8 @@ def test_death():
               (took * 1000), flush=True)
         check(gone, "A noticed the death (%.1f s)" % took)
         tx0 = a.stats()["tx"]
-        time.sleep(0.5)
-        check(a.stats()["tx"] > tx0, "A goes on sending")
+        check(wait_stat(a, "tx", tx0, SETTLE_S)["tx"] > tx0,
+              "A goes on sending")
         check(a.p.poll() is None, "A's testpmd keeps running")
         a.cmd("stop")
         xs = counters(a, "after the kill")

@@ -6,7 +6,9 @@
 Each test starts the emulator on a fabric of its own, waits for its
 "ready:" line, and runs peers_client (a second program on the same fabric)
 which checks what the emulated hosts answer and prints "key: value" lines.
-Everything is synchronised by polling with deadlines.
+Everything is synchronised on events (a line printed, a counter reached)
+by polling; HANG_S only catches a hang, no check judges a time, a rate or
+a CPU share (those are printed as figures).
 
 usage: test_peers.py TEST   (options, probe, rc, backoff, idle, die, scale)
 """
@@ -22,27 +24,18 @@ import tempfile
 import threading
 import time
 
-BUILD = os.environ.get("IPOIBCM_BUILD",
-                       os.path.join(os.path.dirname(__file__), "../../build"))
+from ipoibtest import BUILD, HANG_S, check, done
+
 APP_DIR = os.path.join(BUILD, "app", "ipoibcm-peers")
 PEERS = os.path.join(APP_DIR, "dpdk-ipoibcm-peers")
 CLIENT = os.path.join(APP_DIR, "peers_client")
 
-_failures = []
 _T0 = time.monotonic()
 
 
 def say(line):
     """Print with the seconds since the test started."""
     print("%7.3f %s" % (time.monotonic() - _T0, line), flush=True)
-
-
-def check(cond, what):
-    """Record and print one assertion."""
-    say(("  ok   " if cond else "  FAIL ") + what)
-    if not cond:
-        _failures.append(what)
-    return cond
 
 
 def fabric_name(test):
@@ -60,7 +53,7 @@ class Emulator:
     """dpdk-ipoibcm-peers in the background; threads collect its output
     (a full pipe would stop it)."""
 
-    def __init__(self, fabric, args, ready_timeout=60):
+    def __init__(self, fabric, args, ready_timeout=HANG_S):
         self.fabric = fabric
         self.json = os.path.join(tempfile.gettempdir(),
                                  "peers-%s.json" % fabric)
@@ -116,7 +109,7 @@ class Emulator:
             t.join(5)
         return status
 
-    def stop(self, timeout=30):
+    def stop(self, timeout=HANG_S):
         """SIGINT, then its exit status."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
@@ -138,29 +131,92 @@ class Emulator:
             fields = f.read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
-    def rss_kib(self):
+    def status(self, key):
+        """A number of /proc/<pid>/status: VmRSS (KiB), ..."""
         with open("/proc/%d/status" % self.proc.pid) as f:
-            m = re.search(r"VmRSS:\s+(\d+)", f.read())
+            m = re.search(r"^%s:\s+(\d+)" % key, f.read(), re.M)
         return int(m.group(1))
 
+    def wait_out(self, pattern, timeout=HANG_S):
+        """The first line of its output matching pattern, or None."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            m = re.search(pattern, self.out, re.M)
+            if m:
+                return m.group(0).decode()
+            if self.proc.poll() is not None:
+                return None
+            time.sleep(0.02)    # polling the output, with a deadline
+        return None
 
-def client(fabric, hosts, args, timeout=120, global_args=()):
-    """Run peers_client; (exit status, output)."""
+
+def client_cmd(fabric, hosts, args, global_args=(), guard=HANG_S):
+    """peers_client's command line; each of its waits ends after guard s."""
     cmd = [CLIENT, "--fabric", fabric, "--hosts", str(hosts),
-           "--timeout", "20"] + list(global_args) + list(args)
+           "--timeout", str(guard)] + list(global_args) + list(args)
     say("  $ " + " ".join(cmd))
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    say("  client exit %d" % p.returncode)
-    for line in p.stdout.splitlines():
+    return cmd
+
+
+def client_done(returncode, stdout, stderr):
+    say("  client exit %d" % returncode)
+    for line in stdout.splitlines():
         print("    | " + line)
-    for line in p.stderr.splitlines():
+    for line in stderr.splitlines():
         print("    ! " + line)
-    return p.returncode, p.stdout
+    return returncode, stdout
+
+
+def client(fabric, hosts, args, global_args=(), guard=HANG_S):
+    """Run peers_client; (exit status, output)."""
+    p = subprocess.run(client_cmd(fabric, hosts, args, global_args, guard),
+                       capture_output=True, text=True, timeout=4 * guard)
+    return client_done(p.returncode, p.stdout, p.stderr)
+
+
+class Client:
+    """peers_client in the background, talked to on stdin and stdout."""
+
+    def __init__(self, fabric, hosts, args):
+        self.proc = subprocess.Popen(client_cmd(fabric, hosts, args),
+                                     stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        self.lines = []
+
+    def wait_line(self, prefix):
+        """Read its output up to a line starting with prefix (or the end)."""
+        for line in self.proc.stdout:
+            self.lines.append(line)
+            if line.startswith(prefix):
+                return line
+        return None
+
+    def tell(self, line):
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+    def finish(self):
+        out, err = self.proc.communicate(timeout=4 * HANG_S)
+        return client_done(self.proc.returncode, "".join(self.lines) + out,
+                           err)
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
 
 
 def value(out, key):
     m = re.search(r"^%s: (.*)$" % re.escape(key), out, re.M)
     return m.group(1) if m else None
+
+
+def sent(out, phase):
+    """Requests peers_client sent in a phase ("arp: 50/50 in 0.1 s, 52
+    sent"), or -1."""
+    m = re.search(r", (\d+) sent$", value(out, phase) or "")
+    return int(m.group(1)) if m else -1
 
 
 def cleanup(fabric, procs):
@@ -221,7 +277,7 @@ def test_options():
     ]
     for args, name in bad:
         p = subprocess.run([PEERS] + args, capture_output=True, text=True,
-                           timeout=10)
+                           timeout=HANG_S)
         check(p.returncode == 2 and name in p.stderr and
               p.stdout == "",
               "%s: exit 2 naming %s (%d: %s)" % (" ".join(args), name,
@@ -257,9 +313,9 @@ def test_probe():
         check(value(out, "nd_mcast") == "1",
               "an NS to a solicited-node group is answered")
         # a reporting interval prints the table more than once
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + HANG_S
         while emu.out.count(b"--- ") < 2 and time.monotonic() < deadline:
-            time.sleep(0.05)
+            time.sleep(0.05)    # polling the output, with a deadline
         check(emu.out.count(b"--- ") >= 2, "--report-interval prints")
         status = emu.stop()
         check(status == 0, "SIGINT: exit 0 (%s)" % status)
@@ -267,12 +323,23 @@ def test_probe():
         res = emu.results()
         t = res["totals"]
         check(len(res["hosts"]) == 50, "JSON: 50 hosts")
-        check(t["arp_answered"] == 50 and t["nd_answered"] == 51,
-              "JSON: 50 ARP and 51 ND answers (%d, %d)" %
-              (t["arp_answered"], t["nd_answered"]))
-        check(t["echo_replies"] == 101 and t["udp_echoed"] == 100,
-              "JSON: 101 echo replies, 100 UDP echoes (%d, %d)" %
-              (t["echo_replies"], t["udp_echoed"]))
+        # each host answered, and never more than was asked (a reply slow
+        # to come makes the client ask again, and move on at the first)
+        arp, nd, ping, udp, ping6, udp6, frag = (
+            sent(out, k) for k in ("arp", "nd", "ping", "udp", "ping6",
+                                   "udp6", "frag"))
+        nd += int(value(out, "nd_mcast_sent") or 0)
+        check(50 <= t["arp_answered"] <= arp and
+              51 <= t["nd_answered"] <= nd,
+              "JSON: ARP and ND answers %d, %d, for 50 and 51 hosts asked "
+              "%d and %d times" % (t["arp_answered"], t["nd_answered"], arp,
+                                   nd))
+        check(101 <= t["echo_replies"] <= ping + ping6 + frag and
+              100 <= t["udp_echoed"] <= udp + udp6,
+              "JSON: %d echo replies, %d UDP echoes, for 101 and 100 "
+              "requests sent %d and %d times" %
+              (t["echo_replies"], t["udp_echoed"], ping + ping6 + frag,
+               udp + udp6))
         check(t["rc_rx"] == 0 and t["rc_tx"] == 0 and t["dropped"] == 0,
               "JSON: no RC traffic, nothing dropped")
         h0 = res["hosts"][0]
@@ -369,75 +436,114 @@ def test_backoff():
     try:
         if not check(emu.ready is not None, "emulator ready"):
             return
+        # the 6th REQ: the 5th refusal was taken and waited out
         rc, out = client(fabric, 3, ["backoff", "--host", "1", "--seconds",
-                                     "3.5", "--reason", "28"])
+                                     str(HANG_S), "--reqs", "6", "--reason",
+                                     "28"])
         check(rc == 0, "refused: every echo answered on UD")
         m = re.search(r"pings (\d+) replies ud (\d+) rc 0",
                       value(out, "backoff") or "")
         check(m is not None and int(m.group(2)) >= int(m.group(1)) - 2,
               "replies on UD while refused")
         reqs, gaps = intervals(out)
-        print("    REQ intervals: " + " ".join("%.3f" % g for g in gaps))
-        check(len(reqs) >= 5, "the host retried (%d REQs)" % len(reqs))
+        print("    REQ intervals (figures): " +
+              " ".join("%.3f" % g for g in gaps))
+        check(len(reqs) >= 6, "the host retried (%d REQs)" % len(reqs))
+        # each retry waits its backoff at least (a slow machine: longer)
         for i, g in enumerate(gaps[:5]):
             want = 0.1 * 2 ** i
-            check(want * 0.95 <= g <= want * 1.5 + 0.1,
+            check(g >= want * 0.95,
                   "retry %d after %.3f s (backoff %.1f s)" % (i + 1, g, want))
         # an unanswered REQ: 15 CM retries of 100 ms, then the backoff
         rc, out = client(fabric, 3, ["backoff", "--host", "2", "--seconds",
-                                     "4", "--reason", "0"])
+                                     str(HANG_S), "--reqs", "2", "--reason",
+                                     "0"])
         reqs, gaps = intervals(out)
-        check(rc == 0 and len(gaps) >= 1 and 1.6 <= gaps[0] <= 2.2,
+        check(rc == 0 and len(gaps) >= 1 and gaps[0] >= 1.6,
               "after a REQ timeout the host retries (%s)" % gaps)
         emu.stop()
         hosts = emu.results()["hosts"]
-        check(hosts[1]["active_failed"] >= 5 and
-              hosts[1]["active_established"] == 0,
-              "JSON: refused connections counted")
+        failed = hosts[1]["active_failed"]
+        check(failed >= 5 and hosts[1]["active_established"] == 0,
+              "JSON: refused connections counted (%d)" % failed)
+        # the backoff it chose after the last refusal: doubled each time
+        check(hosts[1]["backoff_ms"] == min(100 << (failed - 1), 5000),
+              "JSON: backoff %d ms after %d refusals: 100 ms doubling, "
+              "5 s at most" % (hosts[1]["backoff_ms"], failed))
+        check(hosts[2]["active_failed"] >= 1 and
+              hosts[2]["backoff_ms"] == min(
+                  100 << (hosts[2]["active_failed"] - 1), 5000),
+              "JSON: a timed-out REQ backs off as a refused one")
     finally:
         cleanup(fabric, [emu])
 
 
 def test_idle():
-    """--idle-after: replies stop; --duration: a clean exit."""
+    """Idle (SIGUSR1 or --idle-after): no reply; --duration: clean exit."""
     fabric = fabric_name("idle")
-    # quiet: no ready line; the client's ARP retries until hosts answer
-    emu = Emulator(fabric, ["--hosts", "2", "--idle-after", "1.5",
-                            "--duration", "6", "--quiet"], ready_timeout=0)
+    # its table every 0.1 s tells when the requests were dropped
+    emu = Emulator(fabric, ["--hosts", "2", "--report-interval", "0.1"])
+    cl = None
     try:
-        check(emu.proc.poll() is None, "emulator running")
-        rc, out = client(fabric, 2, ["idle", "--host", "1", "--seconds",
-                                     "3"])
-        m = re.search(r"pings (\d+) replies (\d+) last_reply_at ([-.\d]+)",
-                      value(out, "idle") or "")
-        check(rc == 0 and m is not None, "client ran")
-        if m:
-            check(int(m.group(2)) > 0, "replies before idle")
-            check(float(m.group(3)) < 1.6,
-                  "no reply after --idle-after (last at %s s)" % m.group(3))
-        status = emu.wait(15)
-        check(status == 0, "--duration: exit 0 by itself (%s)" % status)
-        check(emu.out == b"", "--quiet: no table")
+        if not check(emu.ready is not None, "emulator ready"):
+            return
+        cl = Client(fabric, 2, ["idle", "--host", "1", "--seconds", "1"])
+        check(cl.wait_line("idle: answered") is not None,
+              "the host answers pings")
+        emu.proc.send_signal(signal.SIGUSR1)
+        check(emu.wait_out(rb"^idle: .*$") is not None,
+              "SIGUSR1: the emulator says it went idle")
+        cl.tell("idle")
+        rc, out = cl.finish()
+        m = re.search(r"^idle: pings (\d+) replies (\d+)$", out, re.M)
+        check(rc == 0 and m is not None and int(m.group(1)) > 0 and
+              int(m.group(2)) == 0, "no reply once idle (%s)" %
+              (m.group(0) if m else None))
+        check(emu.wait_out(rb"[1-9][0-9]* dropped\)$") is not None,
+              "the idle host dropped the pings")
+        status = emu.stop()
+        check(status == 0, "SIGINT: exit 0 (%s)" % status)
         res = emu.results()
         check(res["process"]["idle"] and res["hosts"][1]["dropped"] > 0,
-              "JSON: idle, requests dropped")
+              "JSON: idle, the requests dropped")
+    finally:
+        if cl is not None:
+            cl.kill()
+        cleanup(fabric, [emu])
+
+    # the timers: idle after 0.2 s, the end after 1 s; quiet
+    fabric = fabric_name("idlet")
+    emu = Emulator(fabric, ["--hosts", "1", "--idle-after", "0.2",
+                            "--duration", "1", "--quiet"], ready_timeout=0)
+    try:
+        status = emu.wait(HANG_S)
+        check(status == 0, "--duration: exit 0 by itself (%s)" % status)
+        check(emu.out == b"", "--quiet: no table")
+        check(emu.results()["process"]["idle"],
+              "JSON: --idle-after made it idle")
     finally:
         cleanup(fabric, [emu])
 
 
 def test_die():
-    """--die-after: exit 9; peers see QP_FATAL, the janitor reclaims."""
+    """Dying (SIGUSR2 or --die-after): exit 9; peers see QP_FATAL, the
+    janitor reclaims."""
     fabric = fabric_name("die")
-    emu = Emulator(fabric, ["--hosts", "4", "--die-after", "2"])
+    emu = Emulator(fabric, ["--hosts", "4"])
+    cl = None
     try:
         if not check(emu.ready is not None, "emulator ready"):
             return
         mine = [o for o in shm_objects(fabric) if o != "ipoibcm." + fabric]
         check(len(mine) >= 1, "the emulator's arena: %s" % " ".join(mine))
-        rc, out = client(fabric, 4, ["hold", "--host", "3", "--seconds",
-                                     "20"])
-        status = emu.wait(10)
-        check(status == 9, "exit status 9 (%s)" % status)
+        cl = Client(fabric, 4, ["hold", "--host", "3", "--seconds",
+                                str(HANG_S)])
+        check(cl.wait_line("hold: connected") is not None,
+              "the client connected to host 3")
+        emu.proc.send_signal(signal.SIGUSR2)
+        status = emu.wait(HANG_S)
+        check(status == 9, "SIGUSR2: exit status 9 (%s)" % status)
+        rc, out = cl.finish()
         m = re.search(r"^hold: fatal_at ([-.\d]+) gone_at ([-.\d]+)$", out,
                       re.M)
         check(rc == 0 and m is not None and float(m.group(1)) >= 0 and
@@ -449,36 +555,53 @@ def test_die():
               " ".join(left))
         check(not os.path.exists(emu.json), "a crash writes no JSON")
     finally:
+        if cl is not None:
+            cl.kill()
+        cleanup(fabric, [emu])
+
+    fabric = fabric_name("diet")
+    emu = Emulator(fabric, ["--hosts", "1", "--die-after", "0.2"])
+    try:
+        status = emu.wait(HANG_S)
+        check(status == 9, "--die-after: exit status 9 by itself (%s)" %
+              status)
+        check(not os.path.exists(emu.json), "a crash writes no JSON")
+    finally:
         cleanup(fabric, [emu])
 
 
 def test_scale():
-    """10,000 hosts: quick start, all ARP-reachable, little CPU idle."""
+    """10,000 hosts: all up, all ARP-reachable; idle, the emulator naps.
+    Start time, idle CPU share and RSS are printed, not judged."""
     fabric = fabric_name("scale")
+    # 10,000 hosts take minutes to start and answer in a sanitized build
+    # on a loaded machine
+    guard = 5 * HANG_S
     t0 = time.monotonic()
-    emu = Emulator(fabric, ["--hosts", "10000"], ready_timeout=120)
+    emu = Emulator(fabric, ["--hosts", "10000"], ready_timeout=guard)
     try:
         if not check(emu.ready is not None, "emulator ready"):
             return
         m = re.search(r"in ([.\d]+) s", emu.ready)
-        start = float(m.group(1)) if m else 1e9
-        print("    start %.3f s (%.3f s seen from here), RSS %d KiB" %
-              (start, time.monotonic() - t0, emu.rss_kib()))
-        check(start < 20, "10,000 hosts up in %.3f s" % start)
-        # idle: nap and a slice of the ports per turn
+        print("    start %s s (%.3f s seen from here), RSS %d KiB" %
+              (m.group(1) if m else "?", time.monotonic() - t0,
+               emu.status("VmRSS")))
+        # idle: it naps between turns (it sleeps: voluntary switches)
+        naps0 = emu.status("voluntary_ctxt_switches")
         cpu0, w0 = emu.cpu_seconds(), time.monotonic()
         time.sleep(3)       # a measurement window, not a synchronisation
         cpu = (emu.cpu_seconds() - cpu0) / (time.monotonic() - w0)
-        print("    idle CPU %.1f%% of one core" % (cpu * 100))
-        check(cpu < 0.25, "idle: %.1f%% CPU" % (cpu * 100))
+        naps = emu.status("voluntary_ctxt_switches") - naps0
+        print("    idle CPU %.1f%% of one core, %d naps in 3 s (figures)" %
+              (cpu * 100, naps))
+        check(naps > 0, "idle: the emulator sleeps between its turns")
         rc, out = client(fabric, 10000, ["probe", "--arp-only", "--window",
                                          "2", "--flags", "0x80"],
-                         timeout=250, global_args=["--timeout", "200"])
+                         guard=guard)
         check(rc == 0 and (value(out, "arp") or "").startswith(
             "10000/10000"), "all 10,000 hosts answer ARP")
-        rss = emu.rss_kib()
-        print("    RSS after the ARP storm %d KiB" % rss)
-        status = emu.stop(60)
+        print("    RSS after the ARP storm %d KiB" % emu.status("VmRSS"))
+        status = emu.stop()
         check(status == 0, "SIGINT: exit 0 (%s)" % status)
         t = emu.results()["totals"]
         check(t["arp_answered"] >= 10000, "JSON: %d ARP answers" %
@@ -508,10 +631,7 @@ def main():
             print("missing " + f)
             sys.exit(1)
     TESTS[sys.argv[1]]()
-    if _failures:
-        print("%d check(s) failed" % len(_failures))
-        sys.exit(1)
-    print("all checks passed")
+    done()
 
 
 if __name__ == "__main__":

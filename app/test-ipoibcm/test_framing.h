@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ */
+
+#ifndef IPOIBCM_TEST_FRAMING_H
+#define IPOIBCM_TEST_FRAMING_H
+
+/*
+ * The framing tests' two ports and their reference frames, written out by
+ * hand from RFC 4391 and what Linux puts on the wire. Checksums in the
+ * arrays were computed separately (one's complement sum over the RFC 8200
+ * pseudo-header), not by the code under test. The tests of each concern
+ * are in test_wire.c, test_eth_arp.c, test_eth_nd.c, test_eth_ipv4.c and
+ * test_eth_fuzz.c; the helpers in test_framing.c.
+ */
+
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "ipoib_eth.h"
+#include "ipoib_wire.h"
+
+/*
+ * Two ports on one subnet. A: GID fe80::2:c903:a1:b2c3, UD QPN 0x48;
+ * B: GID fe80::2:c903:d4:e5f6, UD QPN 0xa1; both connected-mode capable.
+ * Each application uses its own port MAC (A_MAC, B_MAC) and sees the other
+ * port under the MAC derived from its hardware address (A_MAC_B is A as B
+ * sees it). Those two derived MACs are pinned here: they are not on the
+ * wire, but they must not change between versions.
+ */
+#define A_GID	0xfe, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, \
+		0x00, 0x02, 0xc9, 0x03, 0x00, 0xa1, 0xb2, 0xc3
+#define B_GID	0xfe, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, \
+		0x00, 0x02, 0xc9, 0x03, 0x00, 0xd4, 0xe5, 0xf6
+#define A_HW	0x80, 0x00, 0x00, 0x48, A_GID
+#define B_HW	0x80, 0x00, 0x00, 0xa1, B_GID
+#define A_MAC	0x02, 0xaa, 0x00, 0x00, 0x00, 0x01
+#define B_MAC	0x02, 0xbb, 0x00, 0x00, 0x00, 0x02
+#define A_MAC_B	0xe6, 0x98, 0xdd, 0x96, 0xb8, 0xbc
+#define B_MAC_A	0x0e, 0xd5, 0x69, 0xc8, 0x2b, 0x42
+#define A_IP4	0x0a, 0x00, 0x00, 0x01		/* 10.0.0.1 */
+#define B_IP4	0x0a, 0x00, 0x00, 0x02		/* 10.0.0.2 */
+#define BCAST	0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+#define ZERO4	0x00, 0x00, 0x00, 0x00
+#define ZERO6	0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+#define ZERO20	ZERO4, ZERO4, ZERO4, ZERO4, ZERO4
+#define FE80_1	0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01
+#define FE80_2	0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02
+/* ff02::1:ff00:2, the solicited-node group of fe80::2 */
+#define SNM_2	0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0xff, 0, 0, 0x02
+
+static const uint8_t a_hw[] = { A_HW };
+static const uint8_t b_hw[] = { B_HW };
+
+/* A port: its context and a small neighbour table filled by learning. */
+struct node {
+	struct ipoib_eth_ctx ctx;
+	unsigned int n;
+	struct ipoib_learn neigh[8];
+};
+
+void nodes_init(struct node *a, struct node *b);
+void node_learn(struct node *nd, const struct ipoib_learn *l);
+/* The hardware address a UD receive reports: flags unknown (zero). */
+void ud_src(struct ipoib_hwaddr *ha, const uint8_t *hw);
+/* After a refused call: m still holds exactly these bytes. */
+int frame_unchanged(const struct rte_mbuf *m, const void *want,
+		    uint32_t len);
+int check_learn(const struct ipoib_learn *l, const uint8_t *mac,
+		const uint8_t *hw);
+/* An IPv4/UDP frame of len bytes from src to dst, payload a pattern. */
+void ipv4_frame(uint8_t *f, uint32_t len, const uint8_t *dmac,
+		const uint8_t *smac, uint32_t src, uint32_t dst);
+
+/* ---- ARP ---- */
+
+/* A asks who has 10.0.0.2, as the application writes it (padded to 60). */
+static const uint8_t arp_req_eth[] = {
+	BCAST, A_MAC, 0x08, 0x06,
+	0x00, 0x01, 0x08, 0x00, 0x06, 0x04, 0x00, 0x01,
+	A_MAC, A_IP4, ZERO6, B_IP4,
+	ZERO6, ZERO6, ZERO6,				/* padding */
+};
+#define ARP_ETH_LEN	42
+
+/* The same on the wire (RFC 4391 s9.1, Linux arp_create): 60 bytes. */
+static const uint8_t arp_req_ib[] = {
+	0x08, 0x06, 0x00, 0x00,				/* IPoIB header */
+	0x00, 0x20, 0x08, 0x00, 0x14, 0x04, 0x00, 0x01,	/* hw 32, hlen 20 */
+	A_HW, A_IP4, ZERO20, B_IP4,
+};
+
+/* What B's application receives. */
+static const uint8_t arp_req_eth_at_b[] = {
+	BCAST, A_MAC_B, 0x08, 0x06,
+	0x00, 0x01, 0x08, 0x00, 0x06, 0x04, 0x00, 0x01,
+	A_MAC_B, A_IP4, ZERO6, B_IP4,
+};
+
+/* B's answer, to A as B knows it. */
+static const uint8_t arp_rep_eth[] = {
+	A_MAC_B, B_MAC, 0x08, 0x06,
+	0x00, 0x01, 0x08, 0x00, 0x06, 0x04, 0x00, 0x02,
+	B_MAC, B_IP4, A_MAC_B, A_IP4,
+};
+
+static const uint8_t arp_rep_ib[] = {
+	0x08, 0x06, 0x00, 0x00,
+	0x00, 0x20, 0x08, 0x00, 0x14, 0x04, 0x00, 0x02,
+	B_HW, B_IP4, A_HW, A_IP4,
+};
+
+static const uint8_t arp_rep_eth_at_a[] = {
+	A_MAC, B_MAC_A, 0x08, 0x06,
+	0x00, 0x01, 0x08, 0x00, 0x06, 0x04, 0x00, 0x02,
+	B_MAC_A, B_IP4, A_MAC, A_IP4,
+};
+
+static const uint8_t bcast_mgid[] = {
+	0xff, 0x12, 0x40, 0x1b, 0xff, 0xff, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff,
+};
+
+/* ---- IPv6 Neighbor Discovery ---- */
+
+/* A solicits fe80::2 with its source link-layer address. */
+static const uint8_t ns_eth[] = {
+	0x33, 0x33, 0xff, 0x00, 0x00, 0x02, A_MAC, 0x86, 0xdd,
+	0x60, 0x00, 0x00, 0x00, 0x00, 0x20, 0x3a, 0xff,	/* plen 32 */
+	FE80_1, SNM_2,
+	0x87, 0x00, 0x79, 0xed, ZERO4,			/* NS, checksum */
+	FE80_2,						/* target */
+	0x01, 0x01, A_MAC,				/* SLLA */
+};
+
+/* RFC 4391 s9.2.1: the option is 24 bytes, 2 pad bytes first. */
+static const uint8_t ns_ib[] = {
+	0x86, 0xdd, 0x00, 0x00,
+	0x60, 0x00, 0x00, 0x00, 0x00, 0x30, 0x3a, 0xff,	/* plen 48 */
+	FE80_1, SNM_2,
+	0x87, 0x00, 0x81, 0x52, ZERO4,
+	FE80_2,
+	0x01, 0x03, 0x00, 0x00, A_HW,
+};
+
+static const uint8_t ns_eth_at_b[] = {
+	0x33, 0x33, 0xff, 0x00, 0x00, 0x02, A_MAC_B, 0x86, 0xdd,
+	0x60, 0x00, 0x00, 0x00, 0x00, 0x20, 0x3a, 0xff,
+	FE80_1, SNM_2,
+	0x87, 0x00, 0xff, 0xab, ZERO4,
+	FE80_2,
+	0x01, 0x01, A_MAC_B,
+};
+
+/* B answers: solicited, override, with its target link-layer address. */
+static const uint8_t na_eth[] = {
+	A_MAC_B, B_MAC, 0x86, 0xdd,
+	0x60, 0x00, 0x00, 0x00, 0x00, 0x20, 0x3a, 0xff,
+	FE80_2, FE80_1,
+	0x88, 0x00, 0x17, 0x5f, 0x60, 0x00, 0x00, 0x00,
+	FE80_2,
+	0x02, 0x01, B_MAC,				/* TLLA */
+};
+
+static const uint8_t na_ib[] = {
+	0x86, 0xdd, 0x00, 0x00,
+	0x60, 0x00, 0x00, 0x00, 0x00, 0x30, 0x3a, 0xff,
+	FE80_2, FE80_1,
+	0x88, 0x00, 0xeb, 0x16, 0x60, 0x00, 0x00, 0x00,
+	FE80_2,
+	0x02, 0x03, 0x00, 0x00, B_HW,
+};
+
+static const uint8_t na_eth_at_a[] = {
+	A_MAC, B_MAC_A, 0x86, 0xdd,
+	0x60, 0x00, 0x00, 0x00, 0x00, 0x20, 0x3a, 0xff,
+	FE80_2, FE80_1,
+	0x88, 0x00, 0x76, 0x3c, 0x60, 0x00, 0x00, 0x00,
+	FE80_2,
+	0x02, 0x01, B_MAC_A,
+};
+
+/*
+ * A redirect with two link-layer options around a redirected-header
+ * option: every option and the data between must come back unchanged after
+ * encap then decap at the same port (own hwaddr -> own MAC).
+ */
+static const uint8_t redirect_eth[] = {
+	0x33, 0x33, 0x00, 0x00, 0x00, 0x01, A_MAC, 0x86, 0xdd,
+	0x60, 0x00, 0x00, 0x00, 0x00, 0x48, 0x3a, 0xff,	/* plen 72 */
+	FE80_1, 0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01,
+	0x89, 0x00, 0x00, 0x00, ZERO4,			/* redirect */
+	FE80_2, FE80_2,					/* target, dest */
+	0x02, 0x01, B_MAC_A,				/* TLLA */
+	0x04, 0x02, ZERO6, 0xde, 0xad, 0xbe, 0xef,	/* redirected hdr */
+	0x01, 0x02, 0x03, 0x04,
+	0x01, 0x01, A_MAC,				/* SLLA */
+};
+
+#endif /* IPOIBCM_TEST_FRAMING_H */
