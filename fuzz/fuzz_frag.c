@@ -27,6 +27,7 @@
 #include <rte_mbuf.h>
 
 #include "fuzz_mbuf.h"
+#include "ipoib_compat.h"
 #include "ipoib_frag.h"
 
 #define HDR_LEN		(FUZZ_LAYOUT_LEN + 4)
@@ -94,7 +95,7 @@ check_icmp(const struct rte_mbuf *r, const uint8_t *frame, size_t len)
 		FUZZ_CHECK(rte_be_to_cpu_16(ip6->payload_len) ==
 			   r->pkt_len - RTE_ETHER_HDR_LEN - sizeof(*ip6));
 		FUZZ_CHECK(rte_ipv6_udptcp_cksum_verify(ip6, ip6 + 1) == 0);
-		FUZZ_CHECK(memcmp(ip6->dst_addr, oip6->src_addr, 16) == 0);
+		FUZZ_CHECK(memcmp(IPOIB_IPV6_DST(ip6), IPOIB_IPV6_SRC(oip6), 16) == 0);
 		FUZZ_CHECK(p[14 + 40] == 2);
 	}
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_bitops.h>
 #include <rte_common.h>
 #include <rte_cycles.h>
 #include <rte_kvargs.h>

@@ -12,6 +12,7 @@
 #include <rte_ip.h>
 #include <rte_mbuf.h>
 
+#include "ipoib_compat.h"
 #include "ipoib_eth.h"
 
 /* The Ethernet header is 10 bytes longer than the IPoIB header. */
@@ -270,9 +271,9 @@ encap_dst(const struct rte_mbuf *m, const struct ipoib_eth_ctx *ctx,
 		ipoib_mgid_ipv4(dst->mgid, ctx->pkey, l3->v4.dst_addr);
 	} else if (da[0] == 0x33 && da[1] == 0x33 &&
 		   type == RTE_ETHER_TYPE_IPV6) {
-		if (l3->v6.dst_addr[0] != 0xff)
+		if (IPOIB_IPV6_DST(&l3->v6)[0] != 0xff)
 			return -EBADMSG;
-		ipoib_mgid_ipv6(dst->mgid, ctx->pkey, l3->v6.dst_addr);
+		ipoib_mgid_ipv6(dst->mgid, ctx->pkey, IPOIB_IPV6_DST(&l3->v6));
 	} else {
 		return -EPROTONOSUPPORT;	/* no IPoIB group for it */
 	}
@@ -447,10 +448,11 @@ decap_dst(const struct ipoib_eth_ctx *ctx, uint16_t type,
 			da->addr_bytes[5] = (uint8_t)group;
 		}
 	} else if (type == RTE_ETHER_TYPE_IPV6) {
-		if (l3->v6.dst_addr[0] == 0xff) {
+		if (IPOIB_IPV6_DST(&l3->v6)[0] == 0xff) {
 			da->addr_bytes[0] = 0x33;
 			da->addr_bytes[1] = 0x33;
-			memcpy(&da->addr_bytes[2], &l3->v6.dst_addr[12], 4);
+			memcpy(&da->addr_bytes[2],
+			       &IPOIB_IPV6_DST(&l3->v6)[12], 4);
 		}
 	}
 }
