@@ -4,8 +4,8 @@
  * The one place where the DPDK releases we build against differ (22.11,
  * 24.11, 25.11; doc/guides/nics/ipoib_cm_build.rst). The code is written
  * against the newest API; this header supplies it on older releases,
- * keyed on RTE_VERSION. A new difference goes here, never as an #if at a
- * call site.
+ * keyed on RTE_VERSION or on a macro DPDK defines. A new difference goes
+ * here, never as an #if at a call site.
  */
 
 #ifndef IPOIB_COMPAT_H
@@ -31,6 +31,52 @@
 #else
 #define IPOIB_IPV6_SRC(h)	((h)->src_addr)
 #define IPOIB_IPV6_DST(h)	((h)->dst_addr)
+#endif
+
+/*
+ * After 24.11 (25.11 has them): a packed struct is struct
+ * __rte_packed_begin name { ... } __rte_packed_end; __rte_packed is
+ * deprecated (an error with -Werror). Keyed on the macro itself.
+ */
+#ifndef __rte_packed_begin
+#define __rte_packed_begin
+#define __rte_packed_end	__rte_packed
+#endif
+
+/*
+ * 25.11: rx_queue_count returns int (a negative errno on error), not
+ * uint32_t; ipoib_queue_count_t is what it returns.
+ */
+#if RTE_VERSION >= RTE_VERSION_NUM(25, 11, 0, 0)
+typedef int ipoib_queue_count_t;
+#else
+typedef uint32_t ipoib_queue_count_t;
+#endif
+
+/*
+ * 25.11: the per-queue counters left struct rte_eth_stats for struct
+ * eth_queue_stats, given to the stats_get op beside it (NULL when the
+ * caller does not want them). IPOIB_ETH_STATS_GET(name, fill) defines the
+ * stats_get op name() of every release over one
+ * int fill(dev, stats, ipoib_eth_qstats *qstats), qstats NULL or not.
+ */
+#if RTE_VERSION >= RTE_VERSION_NUM(25, 11, 0, 0)
+typedef struct eth_queue_stats ipoib_eth_qstats;
+#define IPOIB_ETH_STATS_GET(name, fill) \
+static int \
+name(struct rte_eth_dev *dev, struct rte_eth_stats *stats, \
+     struct eth_queue_stats *qstats) \
+{ \
+	return fill(dev, stats, qstats); \
+}
+#else
+typedef struct rte_eth_stats ipoib_eth_qstats;	/* it holds them itself */
+#define IPOIB_ETH_STATS_GET(name, fill) \
+static int \
+name(struct rte_eth_dev *dev, struct rte_eth_stats *stats) \
+{ \
+	return fill(dev, stats, stats); \
+}
 #endif
 
 /* 23.03: rte_tel_data_add_dict_uint, the u64 one deprecated. */

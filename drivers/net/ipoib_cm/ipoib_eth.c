@@ -284,10 +284,10 @@ encap_dst(const struct rte_mbuf *m, const struct ipoib_eth_ctx *ctx,
 static int
 encap_arp(struct rte_mbuf *m, const struct ipoib_eth_ctx *ctx)
 {
-	struct {
+	struct __rte_packed_begin {
 		struct ipoib_hdr h;
 		struct ipoib_arp a;
-	} __rte_packed out;
+	} __rte_packed_end out;
 	struct rte_ether_addr sha, tha;
 	struct rte_arp_hdr ea;
 	int ret;
