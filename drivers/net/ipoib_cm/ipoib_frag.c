@@ -37,7 +37,7 @@ ipoib_frag_ipv4(struct rte_mbuf *m, uint16_t mtu, struct rte_mbuf **out,
 		uint16_t nb_out, struct rte_mempool *direct,
 		struct rte_mempool *indirect)
 {
-	const struct rte_ipv4_hdr *ip;
+	struct rte_ipv4_hdr ip;	/* a copy: it may sit at an odd address */
 	struct rte_ether_hdr eh;
 	unsigned int hlen, len;
 	int i, n;
@@ -48,22 +48,22 @@ ipoib_frag_ipv4(struct rte_mbuf *m, uint16_t mtu, struct rte_mbuf **out,
 	memcpy(&eh, rte_pktmbuf_mtod(m, void *), sizeof(eh));
 	if (eh.ether_type != RTE_BE16(RTE_ETHER_TYPE_IPV4))
 		return -EPROTONOSUPPORT;
-	ip = rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *,
-				     RTE_ETHER_HDR_LEN);
-	hlen = rte_ipv4_hdr_len(ip);
-	len = rte_be_to_cpu_16(ip->total_length);
-	if ((ip->version_ihl >> 4) != 4 || hlen < IPV4_HDR_LEN ||
+	memcpy(&ip, rte_pktmbuf_mtod_offset(m, void *, RTE_ETHER_HDR_LEN),
+	       sizeof(ip));
+	hlen = rte_ipv4_hdr_len(&ip);
+	len = rte_be_to_cpu_16(ip.total_length);
+	if ((ip.version_ihl >> 4) != 4 || hlen < IPV4_HDR_LEN ||
 	    RTE_ETHER_HDR_LEN + hlen > m->data_len || len < hlen ||
 	    RTE_ETHER_HDR_LEN + len > m->pkt_len)
 		return -EBADMSG;
-	if ((ip->fragment_offset & RTE_BE16(RTE_IPV4_HDR_DF_FLAG)) != 0)
+	if ((ip.fragment_offset & RTE_BE16(RTE_IPV4_HDR_DF_FLAG)) != 0)
 		return -ENOTSUP;
 	/*
 	 * A fragment reaching past 65535 bytes of payload (RFC 791: no
 	 * datagram is larger) is malformed, and cutting it again would wrap
 	 * the 13-bit offsets of the pieces (found by fuzz/fuzz_frag.c).
 	 */
-	if ((rte_be_to_cpu_16(ip->fragment_offset) & RTE_IPV4_HDR_OFFSET_MASK) *
+	if ((rte_be_to_cpu_16(ip.fragment_offset) & RTE_IPV4_HDR_OFFSET_MASK) *
 	    8u + len - hlen > UINT16_MAX)
 		return -EBADMSG;
 	/* librte_ip_frag takes every byte of the chain: drop the padding. */
