@@ -3,7 +3,7 @@
 """Generate the PMD_INFO_STRING C file for the plugin, as DPDK's pmdinfogen.
 
 Reads every object of a static archive with pyelftools, finds the
-this_pmd_name<N> symbols that RTE_PMD_REGISTER_VDEV leaves, the matching
+this_pmd_name* symbols that RTE_PMD_REGISTER_VDEV leaves, the matching
 __<name>_param_string_export of RTE_PMD_REGISTER_PARAM_STRING, and writes
 const char <name>_pmd_info[] = "PMD_INFO_STRING= {json}" for dpdk-pmdinfo.py.
 """
@@ -32,7 +32,8 @@ def drivers_of(blob):
     syms = {s.name: s for s in symtab.iter_symbols()}
     out = []
     for sname, sym in syms.items():
-        if not re.match(r"^this_pmd_name[0-9]+$", sname):
+        # this_pmd_name<N> (22.11, 24.11) or this_pmd_name<driver> (25.11)
+        if not re.match(r"^this_pmd_name\w+$", sname):
             continue
         name = string_value(elf, sym)
         drv = {"name": name}

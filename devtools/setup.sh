@@ -12,7 +12,7 @@ packages="dpdk dpdk-dev libdpdk-dev meson ninja-build pkg-config gcc
 python3 python3-pyelftools dpkg-dev xz-utils valgrind tshark
 libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils
 rdmacm-utils qemu-system-x86 busybox-static kmod iproute2
-clang libclang-rt-14-dev"
+clang libclang-rt-14-dev debootstrap"
 
 src=/etc/apt/sources.list.d/net-ipoibcm-deb-src.sources
 if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ &&

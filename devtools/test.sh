@@ -4,8 +4,10 @@
 # Set up the machine, build net_ipoibcm twice (release with warnings as
 # errors, and ASan+UBSan), run the whole test suite in both builds, then
 # again under ThreadSanitizer (build-tsan) and each libFuzzer harness for
-# a bounded time (devtools/fuzz.sh, build-fuzz), and print the total as
-# the last line: "N passed, N failed".
+# a bounded time (devtools/fuzz.sh, build-fuzz), then the release build
+# and the suites against DPDK 24.11 in a Debian 13 root
+# (devtools/debian13-stage.sh), and print the total as the last line:
+# "N passed, N failed".
 #
 # usage: devtools/test.sh [meson test arguments, e.g. a test name]
 #        (with arguments: build and build-asan only, those tests)
@@ -60,6 +62,11 @@ if [ $# -eq 0 ]; then
 	echo "=== devtools/fuzz.sh (build-fuzz)"
 	devtools/fuzz.sh || status=1
 	dirs="$dirs build-tsan build-fuzz"
+	# DPDK 24.11: this tree built and tested in a Debian 13 root
+	# (build-debian13, build-debian13-fuzz).
+	echo "=== devtools/debian13-stage.sh"
+	devtools/debian13-stage.sh || status=1
+	dirs="$dirs build-debian13 build-debian13-fuzz"
 fi
 # shellcheck disable=SC2086
 /usr/bin/python3 devtools/test-summary.py $dirs

@@ -126,18 +126,19 @@ check_nd(const struct rte_mbuf *m, const uint8_t *frame)
 {
 	unsigned int plen = frame[RTE_ETHER_HDR_LEN + 4] << 8 |
 			    frame[RTE_ETHER_HDR_LEN + 5];
-	const struct rte_ipv6_hdr *ip6;
+	struct rte_ipv6_hdr ip6;	/* a copy: it may sit at an odd address */
+	const uint8_t *l3;
 	unsigned int grow;
 
 	FUZZ_CHECK(m->nb_segs == 1);
-	ip6 = rte_pktmbuf_mtod_offset(m, const struct rte_ipv6_hdr *,
-				      IPOIB_HDR_LEN);
-	FUZZ_CHECK(m->pkt_len == IPOIB_HDR_LEN + sizeof(*ip6) +
-		   rte_be_to_cpu_16(ip6->payload_len));
-	grow = rte_be_to_cpu_16(ip6->payload_len) - plen;
+	l3 = rte_pktmbuf_mtod_offset(m, const uint8_t *, IPOIB_HDR_LEN);
+	memcpy(&ip6, l3, sizeof(ip6));
+	FUZZ_CHECK(m->pkt_len == IPOIB_HDR_LEN + sizeof(ip6) +
+		   rte_be_to_cpu_16(ip6.payload_len));
+	grow = rte_be_to_cpu_16(ip6.payload_len) - plen;
 	FUZZ_CHECK(grow % ND_GROW == 0 && grow >= ND_GROW &&
 		   grow <= 4 * ND_GROW);
-	FUZZ_CHECK(rte_ipv6_udptcp_cksum_verify(ip6, ip6 + 1) == 0);
+	FUZZ_CHECK(rte_ipv6_udptcp_cksum_verify(&ip6, l3 + sizeof(ip6)) == 0);
 }
 
 static void

@@ -27,6 +27,7 @@
 #include <rte_mbuf.h>
 
 #include "fuzz_mbuf.h"
+#include "ipoib_compat.h"
 #include "ipoib_frag.h"
 
 #define HDR_LEN		(FUZZ_LAYOUT_LEN + 4)
@@ -72,10 +73,12 @@ check_icmp(const struct rte_mbuf *r, const uint8_t *frame, size_t len)
 	/* same EtherType, back to the source */
 	FUZZ_CHECK(memcmp(p + 12, frame + 12, 2) == 0);
 	FUZZ_CHECK(memcmp(p, frame + 6, RTE_ETHER_ADDR_LEN) == 0);
+	/* the input's headers by copy: they may sit at odd addresses */
 	if (frame[12] == 0x08) {
 		const struct rte_ipv4_hdr *ip = (const void *)(p + 14);
-		const struct rte_ipv4_hdr *oip = (const void *)(frame + 14);
+		struct rte_ipv4_hdr oip;
 
+		memcpy(&oip, frame + 14, sizeof(oip));
 		FUZZ_CHECK(r->pkt_len <= RTE_ETHER_HDR_LEN + ICMP4_ERR_MAX &&
 			   r->pkt_len >= RTE_ETHER_HDR_LEN + sizeof(*ip) + 8);
 		FUZZ_CHECK(rte_be_to_cpu_16(ip->total_length) ==
@@ -83,18 +86,19 @@ check_icmp(const struct rte_mbuf *r, const uint8_t *frame, size_t len)
 		FUZZ_CHECK(rte_raw_cksum(ip, sizeof(*ip)) == 0xffff);
 		FUZZ_CHECK(rte_raw_cksum(ip + 1, r->pkt_len -
 			   RTE_ETHER_HDR_LEN - sizeof(*ip)) == 0xffff);
-		FUZZ_CHECK(ip->dst_addr == oip->src_addr);
+		FUZZ_CHECK(ip->dst_addr == oip.src_addr);
 		FUZZ_CHECK(p[14 + 20] == 3 && p[14 + 21] == 4);
 	} else {
 		const struct rte_ipv6_hdr *ip6 = (const void *)(p + 14);
-		const struct rte_ipv6_hdr *oip6 = (const void *)(frame + 14);
+		struct rte_ipv6_hdr oip6;
 
+		memcpy(&oip6, frame + 14, sizeof(oip6));
 		FUZZ_CHECK(r->pkt_len <= RTE_ETHER_HDR_LEN + ICMP6_ERR_MAX &&
 			   r->pkt_len >= RTE_ETHER_HDR_LEN + sizeof(*ip6) + 8);
 		FUZZ_CHECK(rte_be_to_cpu_16(ip6->payload_len) ==
 			   r->pkt_len - RTE_ETHER_HDR_LEN - sizeof(*ip6));
 		FUZZ_CHECK(rte_ipv6_udptcp_cksum_verify(ip6, ip6 + 1) == 0);
-		FUZZ_CHECK(memcmp(ip6->dst_addr, oip6->src_addr, 16) == 0);
+		FUZZ_CHECK(memcmp(IPOIB_IPV6_DST(ip6), IPOIB_IPV6_SRC(&oip6), 16) == 0);
 		FUZZ_CHECK(p[14 + 40] == 2);
 	}
 }
@@ -104,14 +108,16 @@ static void
 check_fragments(struct rte_mbuf **out, int n, uint16_t mtu,
 		const uint8_t *frame)
 {
-	const struct rte_ipv4_hdr *oip = (const void *)(frame + 14);
-	unsigned int ohl = rte_ipv4_hdr_len(oip);
-	unsigned int olen = rte_be_to_cpu_16(oip->total_length) - ohl;
-	/* a fragment may be fragmented again: offsets from its own */
-	unsigned int ooff = (rte_be_to_cpu_16(oip->fragment_offset) &
-			     RTE_IPV4_HDR_OFFSET_MASK) * 8u;
-	unsigned int got = 0;
+	struct rte_ipv4_hdr oip;	/* a copy: it may sit at an odd address */
+	unsigned int ohl, olen, ooff, got = 0;
 	int i;
+
+	memcpy(&oip, frame + 14, sizeof(oip));
+	ohl = rte_ipv4_hdr_len(&oip);
+	olen = rte_be_to_cpu_16(oip.total_length) - ohl;
+	/* a fragment may be fragmented again: offsets from its own */
+	ooff = (rte_be_to_cpu_16(oip.fragment_offset) &
+		RTE_IPV4_HDR_OFFSET_MASK) * 8u;
 
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *f = out[i];

@@ -113,7 +113,8 @@ class TestPmd:
     def rx_pending(self, port=0, queue=0):
         """Frames received on a queue and not yet taken by a burst."""
         out = self.cmd("show port %d rxq %d desc used count" % (port, queue))
-        m = re.search(r"Used desc count = (\d+)", out)
+        # 22.11: "Used desc count = N"; 24.11: "RxQ 0 used desc count = N"
+        m = re.search(r"used desc count = (\d+)", out, re.I)
         if m is None:
             raise RuntimeError("%s: no rx queue count: %s" % (self.name, out))
         return int(m.group(1))

@@ -21,6 +21,7 @@
 #include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
 #include <rte_spinlock.h>
+#include <rte_thread.h>
 
 #include "ipoib_devargs.h"
 #include "ipoib_eth.h"
@@ -308,7 +309,7 @@ struct ipoib_priv {
 	uint64_t srq_limit_events;
 	uint64_t port_down_events;
 	/* control thread */
-	pthread_t ctrl_thread;
+	rte_thread_t ctrl_thread;
 	bool ctrl_running;
 	bool ctrl_stop;			/* atomic */
 	bool stopping;			/* no new connections */

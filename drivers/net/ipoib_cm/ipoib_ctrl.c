@@ -18,6 +18,7 @@
 #include <rte_lcore.h>
 
 #include "ipoib_cm.h"
+#include "ipoib_compat.h"
 #include "ipoib_conn.h"
 #include "ipoib_link.h"
 #include "ipoib_log.h"
@@ -85,7 +86,7 @@ ipoib_ctrl_round(struct ipoib_priv *priv)
 	return work;
 }
 
-static void *
+static uint32_t
 ipoib_ctrl_main(void *arg)
 {
 	struct ipoib_priv *priv = arg;
@@ -99,7 +100,7 @@ ipoib_ctrl_main(void *arg)
 		if (!work)
 			priv->ops->ctrl_wait(priv->hca, IPOIB_CTRL_IDLE_NS);
 	}
-	return NULL;
+	return 0;
 }
 
 int
@@ -127,12 +128,12 @@ ipoib_ctrl_start(struct ipoib_priv *priv)
 	__atomic_store_n(&priv->ctrl_stop, false, __ATOMIC_RELEASE);
 	snprintf(name, sizeof(name), "ipoib-ctl-%u",
 		 priv->eth_dev->data->port_id);
-	ret = rte_ctrl_thread_create(&priv->ctrl_thread, name, NULL,
-				     ipoib_ctrl_main, priv);
+	ret = rte_thread_create_control(&priv->ctrl_thread, name,
+					ipoib_ctrl_main, priv);
 	if (ret != 0) {
 		IPOIB_LOG(ERR, "cannot start the control thread: %s",
-			  strerror(ret));
-		return -ret;
+			  strerror(-ret));
+		return ret;
 	}
 	priv->ctrl_running = true;
 	return 0;
@@ -151,7 +152,7 @@ ipoib_ctrl_stop(struct ipoib_priv *priv)
 		return;
 	__atomic_store_n(&priv->ctrl_stop, true, __ATOMIC_RELEASE);
 	priv->ops->ctrl_wake(priv->hca);
-	pthread_join(priv->ctrl_thread, NULL);
+	rte_thread_join(priv->ctrl_thread, NULL);
 	priv->ctrl_running = false;
 	priv->stopping = true;
 	ipoib_conns_close_all(priv, true);

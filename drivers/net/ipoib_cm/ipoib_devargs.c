@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_bitops.h>
 #include <rte_common.h>
 #include <rte_kvargs.h>
 

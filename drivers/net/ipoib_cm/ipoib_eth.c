@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <string.h>
 
 #include <rte_arp.h>
@@ -12,6 +13,7 @@
 #include <rte_ip.h>
 #include <rte_mbuf.h>
 
+#include "ipoib_compat.h"
 #include "ipoib_eth.h"
 
 /* The Ethernet header is 10 bytes longer than the IPoIB header. */
@@ -37,9 +39,14 @@ union l3_hdr {
 	struct rte_ipv6_hdr v6;
 };
 
-/* The ND message of a frame: IPv6 header, ICMPv6 body, link-layer options. */
+/*
+ * The ND message of a frame: IPv6 header, ICMPv6 body, link-layer options.
+ * The header is used through a copy: in the frame it may sit at an odd
+ * address, and DPDK 24.11 aligns struct rte_ipv6_hdr to 2 bytes.
+ */
 struct nd_msg {
-	struct rte_ipv6_hdr *ip6;
+	struct rte_ipv6_hdr ip6;	/* copy of the frame's */
+	uint8_t *l3;			/* the frame's IPv6 header */
 	uint8_t *icmp;
 	unsigned int plen;		/* IPv6 payload length */
 	unsigned int n;			/* link-layer options found */
@@ -209,8 +216,9 @@ nd_parse(struct rte_mbuf *m, unsigned int l3_off,
 	nd->plen = rte_be_to_cpu_16(ip6->payload_len);
 	if (nd->plen < fixed || m->data_len < l3_off + IPV6_HDR_LEN + nd->plen)
 		return -EBADMSG;
-	nd->ip6 = rte_pktmbuf_mtod_offset(m, struct rte_ipv6_hdr *, l3_off);
-	nd->icmp = (uint8_t *)(nd->ip6 + 1);
+	nd->ip6 = *ip6;
+	nd->l3 = rte_pktmbuf_mtod_offset(m, uint8_t *, l3_off);
+	nd->icmp = nd->l3 + IPV6_HDR_LEN;
 	nd->n = 0;
 	for (off = fixed; off < nd->plen; off += olen) {
 		if (nd->plen - off < 2)
@@ -225,7 +233,7 @@ nd_parse(struct rte_mbuf *m, unsigned int l3_off,
 			return -EBADMSG;
 		nd->off[nd->n++] = off;
 	}
-	if (nd->n > 0 && rte_ipv6_udptcp_cksum_verify(nd->ip6, nd->icmp) != 0)
+	if (nd->n > 0 && rte_ipv6_udptcp_cksum_verify(&nd->ip6, nd->icmp) != 0)
 		return -EBADMSG;
 	return 1;
 }
@@ -236,9 +244,11 @@ nd_set_len(struct nd_msg *nd, unsigned int plen)
 {
 	uint16_t ck;
 
-	nd->ip6->payload_len = rte_cpu_to_be_16((uint16_t)plen);
+	nd->ip6.payload_len = rte_cpu_to_be_16((uint16_t)plen);
+	memcpy(nd->l3 + offsetof(struct rte_ipv6_hdr, payload_len),
+	       &nd->ip6.payload_len, sizeof(nd->ip6.payload_len));
 	memset(nd->icmp + 2, 0, sizeof(ck));
-	ck = rte_ipv6_udptcp_cksum(nd->ip6, nd->icmp);
+	ck = rte_ipv6_udptcp_cksum(&nd->ip6, nd->icmp);
 	memcpy(nd->icmp + 2, &ck, sizeof(ck));
 }
 
@@ -263,9 +273,9 @@ encap_dst(const struct rte_mbuf *m, const struct ipoib_eth_ctx *ctx,
 		ipoib_mgid_ipv4(dst->mgid, ctx->pkey, l3->v4.dst_addr);
 	} else if (da[0] == 0x33 && da[1] == 0x33 &&
 		   type == RTE_ETHER_TYPE_IPV6) {
-		if (l3->v6.dst_addr[0] != 0xff)
+		if (IPOIB_IPV6_DST(&l3->v6)[0] != 0xff)
 			return -EBADMSG;
-		ipoib_mgid_ipv6(dst->mgid, ctx->pkey, l3->v6.dst_addr);
+		ipoib_mgid_ipv6(dst->mgid, ctx->pkey, IPOIB_IPV6_DST(&l3->v6));
 	} else {
 		return -EPROTONOSUPPORT;	/* no IPoIB group for it */
 	}
@@ -276,10 +286,10 @@ encap_dst(const struct rte_mbuf *m, const struct ipoib_eth_ctx *ctx,
 static int
 encap_arp(struct rte_mbuf *m, const struct ipoib_eth_ctx *ctx)
 {
-	struct {
+	struct __rte_packed_begin {
 		struct ipoib_hdr h;
 		struct ipoib_arp a;
-	} __rte_packed out;
+	} __rte_packed_end out;
 	struct rte_ether_addr sha, tha;
 	struct rte_arp_hdr ea;
 	int ret;
@@ -440,10 +450,11 @@ decap_dst(const struct ipoib_eth_ctx *ctx, uint16_t type,
 			da->addr_bytes[5] = (uint8_t)group;
 		}
 	} else if (type == RTE_ETHER_TYPE_IPV6) {
-		if (l3->v6.dst_addr[0] == 0xff) {
+		if (IPOIB_IPV6_DST(&l3->v6)[0] == 0xff) {
 			da->addr_bytes[0] = 0x33;
 			da->addr_bytes[1] = 0x33;
-			memcpy(&da->addr_bytes[2], &l3->v6.dst_addr[12], 4);
+			memcpy(&da->addr_bytes[2],
+			       &IPOIB_IPV6_DST(&l3->v6)[12], 4);
 		}
 	}
 }

@@ -14,6 +14,7 @@
 #include <rte_malloc.h>
 
 #include "ipoib_cm.h"
+#include "ipoib_compat.h"
 #include "ipoib_link.h"
 #include "ipoib_log.h"
 #include "ipoib_rxq.h"
@@ -157,9 +158,13 @@ ipoib_txq_info_get(struct rte_eth_dev *dev, uint16_t qid,
 	qinfo->conf.offloads = dev->data->dev_conf.txmode.offloads;
 }
 
-/* Under the control lock: telemetry may ask while the port closes. */
+/*
+ * Under the control lock: telemetry may ask while the port closes. The
+ * per-queue counters go to qstats when the caller wants them.
+ */
 static int
-ipoib_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats)
+ipoib_stats_fill(struct rte_eth_dev *dev, struct rte_eth_stats *stats,
+		 ipoib_eth_qstats *qstats)
 {
 	struct ipoib_priv *priv = dev->data->dev_private;
 	uint16_t i;
@@ -183,10 +188,10 @@ ipoib_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats)
 		stats->ibytes += bytes;
 		stats->ierrors += errs;
 		stats->rx_nombuf += s.nombuf - b->nombuf;
-		if (i < RTE_ETHDEV_QUEUE_STAT_CNTRS) {
-			stats->q_ipackets[i] = pkts;
-			stats->q_ibytes[i] = bytes;
-			stats->q_errors[i] = errs;
+		if (qstats != NULL && i < RTE_ETHDEV_QUEUE_STAT_CNTRS) {
+			qstats->q_ipackets[i] = pkts;
+			qstats->q_ibytes[i] = bytes;
+			qstats->q_errors[i] = errs;
 		}
 	}
 	for (i = 0; i < dev->data->nb_tx_queues; i++) {
@@ -208,14 +213,16 @@ ipoib_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats)
 		stats->opackets += pkts;
 		stats->obytes += s->bytes - b->bytes;
 		stats->oerrors += errs;
-		if (i < RTE_ETHDEV_QUEUE_STAT_CNTRS) {
-			stats->q_opackets[i] = pkts;
-			stats->q_obytes[i] = s->bytes - b->bytes;
+		if (qstats != NULL && i < RTE_ETHDEV_QUEUE_STAT_CNTRS) {
+			qstats->q_opackets[i] = pkts;
+			qstats->q_obytes[i] = s->bytes - b->bytes;
 		}
 	}
 	pthread_mutex_unlock(&priv->ctrl_lock);
 	return 0;
 }
+
+IPOIB_ETH_STATS_GET(ipoib_stats_get, ipoib_stats_fill)
 
 /* Stopped: the queues and everything on the transport go. */
 static void

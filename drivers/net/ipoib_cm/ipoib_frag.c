@@ -14,6 +14,7 @@
 #include <rte_ip_frag.h>
 #include <rte_mbuf.h>
 
+#include "ipoib_compat.h"
 #include "ipoib_frag.h"
 #include "ipoib_wire.h"
 
@@ -36,7 +37,7 @@ ipoib_frag_ipv4(struct rte_mbuf *m, uint16_t mtu, struct rte_mbuf **out,
 		uint16_t nb_out, struct rte_mempool *direct,
 		struct rte_mempool *indirect)
 {
-	const struct rte_ipv4_hdr *ip;
+	struct rte_ipv4_hdr ip;	/* a copy: it may sit at an odd address */
 	struct rte_ether_hdr eh;
 	unsigned int hlen, len;
 	int i, n;
@@ -47,22 +48,22 @@ ipoib_frag_ipv4(struct rte_mbuf *m, uint16_t mtu, struct rte_mbuf **out,
 	memcpy(&eh, rte_pktmbuf_mtod(m, void *), sizeof(eh));
 	if (eh.ether_type != RTE_BE16(RTE_ETHER_TYPE_IPV4))
 		return -EPROTONOSUPPORT;
-	ip = rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *,
-				     RTE_ETHER_HDR_LEN);
-	hlen = rte_ipv4_hdr_len(ip);
-	len = rte_be_to_cpu_16(ip->total_length);
-	if ((ip->version_ihl >> 4) != 4 || hlen < IPV4_HDR_LEN ||
+	memcpy(&ip, rte_pktmbuf_mtod_offset(m, void *, RTE_ETHER_HDR_LEN),
+	       sizeof(ip));
+	hlen = rte_ipv4_hdr_len(&ip);
+	len = rte_be_to_cpu_16(ip.total_length);
+	if ((ip.version_ihl >> 4) != 4 || hlen < IPV4_HDR_LEN ||
 	    RTE_ETHER_HDR_LEN + hlen > m->data_len || len < hlen ||
 	    RTE_ETHER_HDR_LEN + len > m->pkt_len)
 		return -EBADMSG;
-	if ((ip->fragment_offset & RTE_BE16(RTE_IPV4_HDR_DF_FLAG)) != 0)
+	if ((ip.fragment_offset & RTE_BE16(RTE_IPV4_HDR_DF_FLAG)) != 0)
 		return -ENOTSUP;
 	/*
 	 * A fragment reaching past 65535 bytes of payload (RFC 791: no
 	 * datagram is larger) is malformed, and cutting it again would wrap
 	 * the 13-bit offsets of the pieces (found by fuzz/fuzz_frag.c).
 	 */
-	if ((rte_be_to_cpu_16(ip->fragment_offset) & RTE_IPV4_HDR_OFFSET_MASK) *
+	if ((rte_be_to_cpu_16(ip.fragment_offset) & RTE_IPV4_HDR_OFFSET_MASK) *
 	    8u + len - hlen > UINT16_MAX)
 		return -EBADMSG;
 	/* librte_ip_frag takes every byte of the chain: drop the padding. */
@@ -277,8 +278,8 @@ too_big_ipv6(const struct rte_mbuf *m, const struct rte_ether_hdr *eh,
 	ip_len = RTE_MIN(IPV6_HDR_LEN + rte_be_to_cpu_16(ip6.payload_len),
 			 m->pkt_len - RTE_ETHER_HDR_LEN);
 	/* RFC 4443 s2.4(e): not to a source that is no single node. */
-	if (ip6.src_addr[0] == 0xff ||
-	    memcmp(ip6.src_addr, unspec, sizeof(unspec)) == 0 ||
+	if (IPOIB_IPV6_SRC(&ip6)[0] == 0xff ||
+	    memcmp(IPOIB_IPV6_SRC(&ip6), unspec, sizeof(unspec)) == 0 ||
 	    ipv6_is_icmp_error(m, ip6.proto, ip_len))
 		return NULL;
 	quote = RTE_MIN(ip_len, ICMP6_ERR_MAX - IPV6_HDR_LEN - ICMP_HDR_LEN);
@@ -292,15 +293,16 @@ too_big_ipv6(const struct rte_mbuf *m, const struct rte_ether_hdr *eh,
 		return NULL;
 	}
 	/* Too big for a group (RFC 4443 s2.4(e.3)): the host answers itself. */
-	to_self = ip6.dst_addr[0] == 0xff;
+	to_self = IPOIB_IPV6_DST(&ip6)[0] == 0xff;
 	put_eth(p, eh);
 	rip6 = (struct rte_ipv6_hdr *)(p + RTE_ETHER_HDR_LEN);
 	rip6->vtc_flow = RTE_BE32(6u << 28);
 	rip6->payload_len = rte_cpu_to_be_16(ICMP_HDR_LEN + quote);
 	rip6->proto = IPPROTO_ICMPV6;
 	rip6->hop_limits = ICMP_ERR_TTL;
-	memcpy(rip6->src_addr, to_self ? ip6.src_addr : ip6.dst_addr, 16);
-	memcpy(rip6->dst_addr, ip6.src_addr, 16);
+	memcpy(IPOIB_IPV6_SRC(rip6),
+	       to_self ? IPOIB_IPV6_SRC(&ip6) : IPOIB_IPV6_DST(&ip6), 16);
+	memcpy(IPOIB_IPV6_DST(rip6), IPOIB_IPV6_SRC(&ip6), 16);
 	icmp = (uint8_t *)(rip6 + 1);
 	icmp[0] = ICMP6_PKT_TOO_BIG;
 	icmp[1] = 0;

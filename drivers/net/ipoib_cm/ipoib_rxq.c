@@ -343,7 +343,7 @@ ipoib_rxq_stop(struct ipoib_priv *priv, struct ipoib_rxq *rxq)
 	rxq->cq = NULL;
 }
 
-uint32_t
+ipoib_queue_count_t
 ipoib_rx_queue_count(void *q)
 {
 	const struct ipoib_rxq *rxq = q;

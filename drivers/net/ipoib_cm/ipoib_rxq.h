@@ -12,6 +12,7 @@
  */
 
 #include "ipoib_cm.h"
+#include "ipoib_compat.h"
 #include "ipoib_pool.h"
 
 #define IPOIB_UD_SPARE		1024	/* UD mbufs the application may hold */
@@ -40,7 +41,7 @@ int ipoib_rxq_setup(struct rte_eth_dev *dev, uint16_t qid, uint16_t nb_desc,
 void ipoib_rxq_release(struct rte_eth_dev *dev, uint16_t qid);
 int ipoib_rxq_start(struct ipoib_priv *priv, struct ipoib_rxq *rxq);
 /* rte_eth_rx_queue_count(): received, not yet taken by a burst. */
-uint32_t ipoib_rx_queue_count(void *q);
+ipoib_queue_count_t ipoib_rx_queue_count(void *q);
 void ipoib_rxq_stop(struct ipoib_priv *priv, struct ipoib_rxq *rxq);
 /* Completion queue entries queue qid needs for its connections. */
 uint32_t ipoib_rxq_cqe(const struct ipoib_priv *priv, uint16_t nb_desc);

@@ -16,6 +16,7 @@
 #include <rte_telemetry.h>
 
 #include "ipoib_cm.h"
+#include "ipoib_compat.h"
 #include "ipoib_log.h"
 #include "ipoib_telemetry.h"
 #include "ipoib_xstats.h"
@@ -76,24 +77,24 @@ ipoib_tel_summary(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_string(d, "receive",
 		!__atomic_load_n(&priv->started, __ATOMIC_ACQUIRE) ?
 		"stopped" : priv->srq ? "SRQ" : "non-SRQ");
-	rte_tel_data_add_dict_u64(d, "ud_qpn", priv->ud_qpn);
-	rte_tel_data_add_dict_u64(d, "mtu", priv->eth_dev->data->mtu);
-	rte_tel_data_add_dict_u64(d, "max_conns", priv->cfg.max_conns);
-	rte_tel_data_add_dict_u64(d, "peers", g.peers);
-	rte_tel_data_add_dict_u64(d, "tx_connected", g.tx_connected);
-	rte_tel_data_add_dict_u64(d, "tx_connecting", g.tx_connecting);
-	rte_tel_data_add_dict_u64(d, "rx_connections", g.rx);
-	rte_tel_data_add_dict_u64(d, "spilled", g.spilled);
-	rte_tel_data_add_dict_u64(d, "ud_only", g.ud_only);
-	rte_tel_data_add_dict_u64(d, "mem_budget", priv->cfg.mem_budget);
-	rte_tel_data_add_dict_u64(d, "mem_used", priv->mem_used);
-	rte_tel_data_add_dict_u64(d, "host_bytes_per_conn",
-				  g.conns ? priv->mem_conn_host / g.conns : 0);
-	rte_tel_data_add_dict_u64(d, "promotions", priv->cstats.promotions);
-	rte_tel_data_add_dict_u64(d, "reaped", priv->cstats.reaped);
-	rte_tel_data_add_dict_u64(d, "evictions", priv->cstats.evictions);
-	rte_tel_data_add_dict_u64(d, "spills", priv->cstats.spills);
-	rte_tel_data_add_dict_u64(d, "retries", priv->cstats.retries);
+	rte_tel_data_add_dict_uint(d, "ud_qpn", priv->ud_qpn);
+	rte_tel_data_add_dict_uint(d, "mtu", priv->eth_dev->data->mtu);
+	rte_tel_data_add_dict_uint(d, "max_conns", priv->cfg.max_conns);
+	rte_tel_data_add_dict_uint(d, "peers", g.peers);
+	rte_tel_data_add_dict_uint(d, "tx_connected", g.tx_connected);
+	rte_tel_data_add_dict_uint(d, "tx_connecting", g.tx_connecting);
+	rte_tel_data_add_dict_uint(d, "rx_connections", g.rx);
+	rte_tel_data_add_dict_uint(d, "spilled", g.spilled);
+	rte_tel_data_add_dict_uint(d, "ud_only", g.ud_only);
+	rte_tel_data_add_dict_uint(d, "mem_budget", priv->cfg.mem_budget);
+	rte_tel_data_add_dict_uint(d, "mem_used", priv->mem_used);
+	rte_tel_data_add_dict_uint(d, "host_bytes_per_conn",
+				   g.conns ? priv->mem_conn_host / g.conns : 0);
+	rte_tel_data_add_dict_uint(d, "promotions", priv->cstats.promotions);
+	rte_tel_data_add_dict_uint(d, "reaped", priv->cstats.reaped);
+	rte_tel_data_add_dict_uint(d, "evictions", priv->cstats.evictions);
+	rte_tel_data_add_dict_uint(d, "spills", priv->cstats.spills);
+	rte_tel_data_add_dict_uint(d, "retries", priv->cstats.retries);
 	pthread_mutex_unlock(&priv->ctrl_lock);
 	return 0;
 }
@@ -122,18 +123,18 @@ ipoib_tel_peer(const struct ipoib_peer *p, uint64_t now)
 	rte_tel_data_add_dict_string(c, "rx_path", p->rx != NULL ? "RC" :
 				     "UD");
 	rte_tel_data_add_dict_string(c, "gid", gid);
-	rte_tel_data_add_dict_u64(c, "qpn", p->qpn);
-	rte_tel_data_add_dict_u64(c, "tx_packets", tx_rc + tx_ud);
-	rte_tel_data_add_dict_u64(c, "tx_rc_packets", tx_rc);
-	rte_tel_data_add_dict_u64(c, "tx_bytes",
+	rte_tel_data_add_dict_uint(c, "qpn", p->qpn);
+	rte_tel_data_add_dict_uint(c, "tx_packets", tx_rc + tx_ud);
+	rte_tel_data_add_dict_uint(c, "tx_rc_packets", tx_rc);
+	rte_tel_data_add_dict_uint(c, "tx_bytes",
 		__atomic_load_n(&p->tx_rc_bytes, __ATOMIC_RELAXED) +
 		__atomic_load_n(&p->tx_ud_bytes, __ATOMIC_RELAXED));
-	rte_tel_data_add_dict_u64(c, "rx_packets",
+	rte_tel_data_add_dict_uint(c, "rx_packets",
 		__atomic_load_n(&p->rx_pkts, __ATOMIC_RELAXED));
-	rte_tel_data_add_dict_u64(c, "rx_bytes",
+	rte_tel_data_add_dict_uint(c, "rx_bytes",
 		__atomic_load_n(&p->rx_bytes, __ATOMIC_RELAXED));
-	rte_tel_data_add_dict_u64(c, "idle_ms",
-				  (now - p->last_active_ns) / 1000000);
+	rte_tel_data_add_dict_uint(c, "idle_ms",
+				   (now - p->last_active_ns) / 1000000);
 	return c;
 }
 
@@ -169,7 +170,7 @@ ipoib_tel_conns(const char *cmd, const char *params, struct rte_tel_data *d)
 		}
 		n++;
 	}
-	rte_tel_data_add_dict_u64(d, "next", i < priv->pt.nr_max ? i : 0);
+	rte_tel_data_add_dict_uint(d, "next", i < priv->pt.nr_max ? i : 0);
 	pthread_mutex_unlock(&priv->ctrl_lock);
 	return 0;
 }

@@ -20,6 +20,7 @@
 #include <rte_byteorder.h>
 #include <rte_common.h>
 
+#include "ipoib_compat.h"
 #include "ipoib_hca_types.h"	/* GID, GRH, QPN sizes */
 
 #define IPOIB_CM_MTU		65520	/* RFC 4755 connected-mode MTU */
@@ -46,10 +47,10 @@
 #define IPOIB_MGID_SIG_IPV6	0x601b
 
 /* Encapsulation header in front of every IPoIB frame (RFC 4391 s6). */
-struct ipoib_hdr {
+struct __rte_packed_begin ipoib_hdr {
 	rte_be16_t proto;	/* EtherType */
 	rte_be16_t reserved;	/* zero on send, ignored on receive */
-} __rte_packed;
+} __rte_packed_end;
 
 /* Link-layer address: flags (reserved) byte, 24-bit UD QPN, port GID. */
 struct ipoib_hwaddr {
@@ -57,17 +58,17 @@ struct ipoib_hwaddr {
 };
 
 /* IB Global Route Header: first 40 bytes of every UD receive buffer. */
-struct ipoib_grh {
+struct __rte_packed_begin ipoib_grh {
 	rte_be32_t version_tclass_flow;	/* 4-bit IP version 6, tclass, flow */
 	rte_be16_t paylen;
 	uint8_t next_hdr;
 	uint8_t hop_limit;
 	uint8_t sgid[IPOIB_GID_LEN];
 	uint8_t dgid[IPOIB_GID_LEN];
-} __rte_packed;
+} __rte_packed_end;
 
 /* ARP as carried over IPoIB (RFC 4391 s9.1): 20-byte hardware addresses. */
-struct ipoib_arp {
+struct __rte_packed_begin ipoib_arp {
 	rte_be16_t hw_type;		/* IPOIB_ARPHRD_INFINIBAND */
 	rte_be16_t proto;		/* RTE_ETHER_TYPE_IPV4 */
 	uint8_t hlen;			/* IPOIB_HWADDR_LEN */
@@ -77,7 +78,7 @@ struct ipoib_arp {
 	rte_be32_t sender_ip;
 	struct ipoib_hwaddr target_hw;
 	rte_be32_t target_ip;
-} __rte_packed;
+} __rte_packed_end;
 
 /*
  * IPv6 ND source/target link-layer address options (RFC 4861 s4.6.1) over
@@ -91,10 +92,10 @@ struct ipoib_arp {
 #define IPOIB_ND_OPT_IB_LEN	24
 
 /* CM REQ/REP private data (RFC 4755 s6). */
-struct ipoib_cm_data {
+struct __rte_packed_begin ipoib_cm_data {
 	rte_be32_t qpn;		/* UD QPN; the high byte is ignored on receive */
 	rte_be32_t mtu;		/* receive MTU including the IPoIB header */
-} __rte_packed;
+} __rte_packed_end;
 
 /* Compile-time size checks of every wire struct; called by the tests. */
 static inline void
