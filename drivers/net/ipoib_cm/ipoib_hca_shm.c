@@ -19,6 +19,7 @@
 
 #include "ipoib_hca.h"
 #include "ipoib_log.h"
+#include "ipoib_util.h"
 #include "shm_fabric.h"
 #include "shm_log.h"
 
@@ -553,7 +554,8 @@ arg_ib_mtu(const char *value, void *field)
 {
 	uint64_t v;
 
-	if (ipoib_parse_uint(value, 10, 256, 4096, &v) < 0 || !rte_is_power_of_2(v))
+	if (ipoib_parse_uint(value, 10, 256, 4096, &v) < 0 ||
+	    ipoib_pow2((uint32_t)v) != v)
 		return -EINVAL;
 	*(uint16_t *)field = (uint16_t)v;
 	return 0;
