@@ -22,12 +22,18 @@ ASYNC = re.compile(r"\nPort \d+: [A-Za-z ]+ event\n|"
 class TestPmd:
     """A dpdk-testpmd process in interactive mode, fed commands on stdin."""
 
-    def __init__(self, name, vdevs, args=(), main_lcore=0, mbufs=16384):
-        """Lcores 0 and 1; the forwarding one is the one not main."""
+    def __init__(self, name, vdevs, args=(), main_lcore=0, mbufs=16384,
+                 wrap=(), eal=EAL):
+        """Lcores 0 and 1; the forwarding one is the one not main.
+
+        wrap runs it inside another command (ip netns exec NS); eal
+        replaces the memory options (hugepages for secondaries).
+        """
         self.name = name
-        cmd = [TESTPMD, "-l", "0,1", "--main-lcore", str(main_lcore)] + \
-            EAL + [
-            "--file-prefix=%s_%d" % (name, os.getpid()), "-d", plugin()]
+        self.prefix = "%s_%d" % (name, os.getpid())
+        cmd = list(wrap) + \
+            [TESTPMD, "-l", "0,1", "--main-lcore", str(main_lcore)] + \
+            list(eal) + ["--file-prefix=" + self.prefix, "-d", plugin()]
         cmd += ["--vdev=" + v for v in vdevs]
         cmd += ["--", "-i", "--total-num-mbufs=%d" % mbufs] + list(args)
         print("  [%s] $ %s" % (name, " ".join(cmd)), flush=True)
