@@ -115,6 +115,9 @@ class KernelHost:
         if "rror" in out or "ailed" in out:
             raise RuntimeError("mac_addr set: " + out)
         self.pmd.cmd("set fwd " + fwd)
+        if fwd == "csum":	# a bridge keeps the MACs it forwards
+            for port in (0, 1):
+                self.pmd.cmd("csum mac-swap off %d" % port)
         self.pmd.cmd("start")
 
     def link(self):

@@ -23,14 +23,15 @@ class TestPmd:
     """A dpdk-testpmd process in interactive mode, fed commands on stdin."""
 
     def __init__(self, name, vdevs, args=(), main_lcore=0, mbufs=16384,
-                 wrap=(), eal=EAL):
+                 wrap=(), eal=EAL, prefix=None):
         """Lcores 0 and 1; the forwarding one is the one not main.
 
         wrap runs it inside another command (ip netns exec NS); eal
-        replaces the memory options (hugepages for secondaries).
+        replaces the memory options (hugepages for secondaries); prefix
+        is the EAL file prefix (a secondary gives its primary's).
         """
         self.name = name
-        self.prefix = "%s_%d" % (name, os.getpid())
+        self.prefix = prefix or "%s_%d" % (name, os.getpid())
         cmd = list(wrap) + \
             [TESTPMD, "-l", "0,1", "--main-lcore", str(main_lcore)] + \
             list(eal) + ["--file-prefix=" + self.prefix, "-d", plugin()]
