@@ -21,21 +21,24 @@ exchanges frames with it. Against A:
 
 Hugepages are reserved and mounted for the test and given back after.
 The outputs of proc-info and dumpcap are printed.
+
+usage: test_secondary.py on|off   (the ports' srq)
 """
 
-import json
 import os
 import re
-import socket
 import subprocess
+import sys
 import tempfile
 import time
 
 from hugepages import Hugepages
 from ipoibtest import ENV, TESTPMD, check, done, plugin
+from telemetry import telemetry
 from testpmd import TestPmd, bounce
 
-FABRIC = "bb_sec_%d" % os.getpid()
+SRQ = sys.argv[1]
+FABRIC = "bb_sec_%s_%d" % (SRQ, os.getpid())
 PROC_INFO = "/usr/bin/dpdk-proc-info"
 DUMPCAP = "/usr/bin/dpdk-dumpcap"
 CAPTURE = 40		# frames dumpcap takes
@@ -55,19 +58,6 @@ def proc_info(prefix, *args):
     return run([PROC_INFO, "--file-prefix=" + prefix, "-d", plugin(),
                 "--no-pci", "--log-level=pmd.net.ipoibcm:info", "--"] +
                list(args))
-
-
-def telemetry(prefix, query):
-    path = "/var/run/dpdk/%s/dpdk_telemetry.v2" % prefix
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    s.connect(path)
-    json.loads(s.recv(16384))	# the greeting
-    s.send(query.encode())
-    reply = json.loads(s.recv(1 << 20))
-    s.close()
-    print("  telemetry %s: %s" % (query, json.dumps(reply)[:600]),
-          flush=True)
-    return reply
 
 
 def check_proc_info(a):
@@ -155,10 +145,10 @@ def main():
     tmp = tempfile.mkdtemp(prefix="ipoibcm-sec-")
     a = b = None
     try:
-        b = TestPmd("sec_b", ["net_ipoibcm0,fabric=%s,guid=0xb2" % FABRIC],
-                    main_lcore=1)
-        a = TestPmd("sec_a", ["net_ipoibcm0,fabric=%s,guid=0xa2" % FABRIC],
-                    main_lcore=0, eal=hp.eal())
+        b = TestPmd("sec_b", ["net_ipoibcm0,fabric=%s,guid=0xb2,srq=%s" %
+                              (FABRIC, SRQ)], main_lcore=1)
+        a = TestPmd("sec_a", ["net_ipoibcm0,fabric=%s,guid=0xa2,srq=%s" %
+                              (FABRIC, SRQ)], main_lcore=0, eal=hp.eal())
         a.cmd("set eth-peer 0 %s" % b.mac())
         bounce(a, b, a.mac(), 0.5, 30)	# traffic both ways, then stop
         check_proc_info(a)

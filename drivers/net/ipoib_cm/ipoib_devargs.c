@@ -7,6 +7,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <rte_common.h>
 #include <rte_cycles.h>
@@ -238,13 +240,35 @@ arg_mode(const char *value, struct ipoib_config *cfg)
 	return 0;
 }
 
+/* The port writes the capture file: a path it cannot write is refused. */
 static int
 arg_capture(const char *value, struct ipoib_config *cfg)
 {
 	size_t len = strlen(value);
+	char dir[PATH_MAX];
+	const char *why = NULL;
+	struct stat st;
+	char *slash;
 
 	if (len == 0 || len >= sizeof(cfg->capture))
 		return -EINVAL;
+	memcpy(dir, value, len + 1);
+	slash = strrchr(dir, '/');
+	if (slash == NULL)
+		strcpy(dir, ".");
+	else
+		slash[slash == dir ? 1 : 0] = '\0';
+	if (access(dir, W_OK | X_OK) != 0)
+		why = strerror(errno);
+	else if (stat(value, &st) == 0 && S_ISDIR(st.st_mode))
+		why = "it is a directory";
+	else if (access(value, F_OK) == 0 && access(value, W_OK) != 0)
+		why = strerror(errno);
+	if (why != NULL) {
+		IPOIB_LOG(ERR, "devarg capture=%s: the file cannot be written: "
+			  "%s", value, why);
+		return -EINVAL;
+	}
 	memcpy(cfg->capture, value, len + 1);
 	return 0;
 }
@@ -379,7 +403,8 @@ static const struct ipoib_arg ipoib_args[] = {
 	{ IPOIB_ARG_PKEY, "0x0001-0xffff, not 0x8000", arg_pkey },
 	{ IPOIB_ARG_IB_MTU, "256, 512, 1024, 2048 or 4096", arg_ib_mtu },
 	{ IPOIB_ARG_MODE, "eth or raw", arg_mode },
-	{ IPOIB_ARG_CAPTURE, "a file path", arg_capture },
+	{ IPOIB_ARG_CAPTURE, "a path the port can write, in a directory that "
+	  "exists", arg_capture },
 	{ IPOIB_ARG_REAP_IDLE, "0-604800 seconds (0: never)", arg_reap_idle },
 	{ IPOIB_ARG_RETRY_MIN, "1-3600000 milliseconds", arg_retry_min },
 	{ IPOIB_ARG_RETRY_MAX, "1-3600000 milliseconds", arg_retry_max },

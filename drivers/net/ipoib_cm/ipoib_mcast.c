@@ -18,6 +18,7 @@
 
 #include <rte_malloc.h>
 #include <rte_ring_elem.h>
+#include <rte_telemetry.h>
 
 #include "ipoib_cm.h"
 #include "ipoib_log.h"
@@ -457,6 +458,48 @@ unsigned int
 ipoib_mcast_nr_joined(const struct ipoib_priv *priv)
 {
 	return priv->mc != NULL ? priv->mc->nr_attached : 0;
+}
+
+/* Telemetry /ipoibcm/mcast: each group, joined or not, and why. */
+void
+ipoib_mcast_tel(const struct ipoib_priv *priv, struct rte_tel_data *d)
+{
+	static const char *const why[] = {
+		"port", "list", "report", "nd", "tx",
+	};
+	const struct ipoib_mc *mc = priv->mc;
+	struct rte_tel_data *groups;
+	char line[RTE_TEL_MAX_STRING_LEN];
+	unsigned int i, b;
+
+	rte_tel_data_start_dict(d);
+	if (mc == NULL)
+		return;
+	rte_tel_data_add_dict_u64(d, "allmulticast",
+				  __atomic_load_n(&mc->allmulti,
+						  __ATOMIC_RELAXED));
+	rte_tel_data_add_dict_u64(d, "joined", mc->nr_attached);
+	groups = rte_tel_data_alloc();
+	if (groups == NULL)
+		return;
+	rte_tel_data_start_array(groups, RTE_TEL_STRING_VAL);
+	for (i = 0; i < mc->nr; i++) {
+		const struct ipoib_mc_group *g = &mc->g[i];
+		size_t off;
+
+		mc_name(g->mgid, line, sizeof(line));
+		off = strlen(line);
+		off += snprintf(line + off, sizeof(line) - off, " %s",
+				g->attached ? "joined" : g->refused ?
+				"refused" : "wanted");
+		for (b = 0; b < RTE_DIM(why) && off < sizeof(line); b++)
+			if (g->reasons & (1u << b))
+				off += snprintf(line + off, sizeof(line) - off,
+						" %s", why[b]);
+		rte_tel_data_add_array_string(groups, line);
+	}
+	if (rte_tel_data_add_dict_container(d, "groups", groups, 0) < 0)
+		rte_tel_data_free(groups);
 }
 
 /* Probe and reset: broadcast (required), all-nodes (IPv6 ND). */

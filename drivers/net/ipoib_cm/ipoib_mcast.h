@@ -37,6 +37,7 @@ struct ipoib_txq;
 struct rte_eth_dev;
 struct rte_mbuf;
 struct rte_ring;
+struct rte_tel_data;
 
 #define IPOIB_MC_GROUPS_MAX	64	/* groups the port receives at once */
 #define IPOIB_MC_TRACK_MAX	128	/* groups wanted, joined or refused */
@@ -141,6 +142,8 @@ int ipoib_allmulticast_enable(struct rte_eth_dev *dev);
 int ipoib_allmulticast_disable(struct rte_eth_dev *dev);
 /* Groups the port receives now (xstat mcast_groups); ctrl_lock held. */
 unsigned int ipoib_mcast_nr_joined(const struct ipoib_priv *priv);
+/* Telemetry: the groups, joined or refused, and why; ctrl_lock held. */
+void ipoib_mcast_tel(const struct ipoib_priv *priv, struct rte_tel_data *d);
 
 /*
  * The MGIDs an Ethernet multicast MAC stands for, at most max: RFC 4391
