@@ -14,7 +14,10 @@ port; both ipoibcm ports are on one fabric. A's testpmd forwards with
   the far end (count and SHA-256);
 - UDP: datagrams echoed one at a time (each must come back), and iperf3
   at a fixed rate, whose loss is printed, not asserted;
-- testpmd "icmpecho" on a third port answers the kernel's ARP and ping.
+- testpmd "icmpecho" on a third port answers the kernel's ARP and ping;
+- the peer emulator (dpdk-ipoibcm-peers) answers the kernel's ARP, and
+  its NS sent to an emulated host's solicited-node group: IPv4 and IPv6
+  ping an emulated host.
 
 Traffic stays between the namespaces made here; no other address is a
 target. Every namespace is removed on every exit path.
@@ -30,7 +33,7 @@ import sys
 import tempfile
 import time
 
-from ipoibtest import check, done
+from ipoibtest import BUILD, ENV, check, done
 from netns import KernelHost, netns_left
 from testpmd import TestPmd
 
@@ -39,6 +42,7 @@ FABRIC = "bb_kern_%s_%d" % (SRQ, os.getpid())
 TCP_BYTES = 4 << 20
 UDP_ECHOES = 200
 HERE = os.path.dirname(os.path.abspath(__file__))
+PEERS = os.path.join(BUILD, "app/ipoibcm-peers/dpdk-ipoibcm-peers")
 
 
 def ping(host, dst, *opts):
@@ -144,6 +148,35 @@ def icmpecho(a):
         check(c.quit() == 0, "the icmpecho testpmd exits cleanly")
 
 
+def emulator(a):
+    """Emulated hosts answer the kernel: ARP, and NS to their groups."""
+    with tempfile.NamedTemporaryFile(prefix="ipoibcm-peers-",
+                                     suffix=".json") as js:
+        cmd = [PEERS, "--fabric", FABRIC, "--hosts", "4", "--ipv4",
+               "10.77.0.100", "--ipv6-prefix", "fd77::/64", "--json", js.name]
+        print("  $ " + " ".join(cmd), flush=True)
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True, env=ENV)
+        try:
+            for line in p.stdout:	# until every host is up
+                if line.startswith("ready:"):
+                    print("  peers " + line.strip(), flush=True)
+                    break
+            check(ping(a, "10.77.0.100"), "IPv4 ping of an emulated host")
+            # host 0 is fd77:: + 10.77.0.100
+            check(ping(a, "fd77::a4d:64"), "IPv6 ping of an emulated host "
+                  "(its solicited-node group)")
+        finally:
+            p.terminate()
+            p.communicate(timeout=60)
+        data = json.load(open(js.name))
+    h0 = data["hosts"][0]
+    print("  emulated host 0: %s" % h0, flush=True)
+    check(h0.get("nd_answered", 0) >= 1 and
+          h0.get("echo_replies", 0) >= 10,
+          "the emulated host answered NS and echo requests")
+
+
 def main():
     hosts = []
     try:
@@ -173,6 +206,7 @@ def main():
         udp_echo(a, b, b.ipv6, 7002)
         udp_loss(a, b)
         icmpecho(a)
+        emulator(a)
         for h in hosts:
             print("  %s port xstats: %s" % (h.tag, {
                 k: v for k, v in h.xstats().items() if v and (
