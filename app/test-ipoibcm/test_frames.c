@@ -16,8 +16,8 @@
 #include "test_pkt.h"
 #include "test_util.h"
 
-#define IGMP_ALL_ROUTERS	RTE_IPV4(224, 0, 0, 2)
-#define IGMP_V3_ROUTERS		RTE_IPV4(224, 0, 0, 22)
+#define IGMP_ALL_ROUTERS	TF_IPV4(224, 0, 0, 2)
+#define IGMP_V3_ROUTERS		TF_IPV4(224, 0, 0, 22)
 
 static const uint8_t mld_v2_routers[16] = { 0xff, 0x02, [15] = 0x16 };
 

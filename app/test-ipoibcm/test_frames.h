@@ -20,6 +20,13 @@
 
 #define TF_MAX		2048	/* bytes of a frame built here */
 
+/* An IPv4 address, host order (RTE_IPV4 shifts an int: UBSan). */
+#define TF_IPV4(a, b, c, d) \
+	((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | \
+	 (uint32_t)(d))
+#define TF_IP_A		TF_IPV4(10, 0, 0, 1)	/* port 0 (A) */
+#define TF_IP_B		TF_IPV4(10, 0, 0, 2)	/* port 1 (B) */
+
 struct tf {
 	uint8_t b[TF_MAX];
 	uint32_t len;

@@ -24,9 +24,6 @@
 #include "test_mcast.h"
 #include "test_util.h"
 
-#define T_IP_A		RTE_IPV4(10, 0, 0, 1)
-#define T_IP_B		RTE_IPV4(10, 0, 0, 2)
-
 int
 tm_open(struct tm_net *n, unsigned int nports)
 {
@@ -69,7 +66,7 @@ tm_send_group4(struct tm_net *n, unsigned int i, uint32_t group, uint8_t tag)
 		memset(&dst, 0xff, sizeof(dst));
 	else
 		tf_group_mac4(&dst, group);
-	tf_ipv4(&f, &n->mac[i], &dst, T_IP_A + i, group, IPPROTO_UDP, udp,
+	tf_ipv4(&f, &n->mac[i], &dst, TF_IP_A + i, group, IPPROTO_UDP, udp,
 		sizeof(udp), 0);
 	return tf_send(n->port[i], &f);
 }
@@ -202,7 +199,7 @@ test_mcast_mac_map(void)
 	TEST_RUN(mac_mgid_is(priv, "01:80:c2:00:00:0e", NULL));
 	TEST_RUN(mac_mgid_is(priv, "01:00:5e:81:02:03", NULL));
 	/* a report names 239.129.2.3: the MAC means that group from now */
-	tf_igmp2(&f, &n.mac[0], T_IP_A, 0x16, RTE_IPV4(239, 129, 2, 3));
+	tf_igmp2(&f, &n.mac[0], TF_IP_A, 0x16, TF_IPV4(239, 129, 2, 3));
 	TEST_RUN(tf_send(n.port[0], &f));
 	TEST_ASSERT(test_wait_xstat(n.port[0], "mcast_groups", 3, 5000),
 		    "the reported group is joined");
@@ -216,7 +213,7 @@ REGISTER_IPOIB_TEST(mcast_mac_map, test_mcast_mac_map,
 static int
 test_mcast_list(void)
 {
-	const uint32_t g = RTE_IPV4(224, 1, 2, 3);
+	const uint32_t g = TF_IPV4(224, 1, 2, 3);
 	struct rte_ether_addr mac;
 	struct tm_net n;
 
@@ -252,7 +249,7 @@ static int
 test_mcast_list_refused(void)
 {
 	struct rte_ether_addr list[IPOIB_MC_LIST_MAX + 1];
-	const uint32_t g = RTE_IPV4(224, 1, 2, 3);
+	const uint32_t g = TF_IPV4(224, 1, 2, 3);
 	const char *log;
 	struct tm_net n;
 	unsigned int i;
@@ -262,7 +259,7 @@ test_mcast_list_refused(void)
 	TEST_ASSERT_EQ(rte_eth_dev_set_mc_addr_list(n.port[1], list, 1), 0,
 		       "list of one");
 	for (i = 0; i < RTE_DIM(list); i++)
-		tf_group_mac4(&list[i], RTE_IPV4(224, 3, 0, i));
+		tf_group_mac4(&list[i], TF_IPV4(224, 3, 0, i));
 	test_log_capture_start();
 	TEST_ASSERT_EQ(rte_eth_dev_set_mc_addr_list(n.port[1], list,
 						    RTE_DIM(list)), -ENOSPC,
@@ -298,8 +295,8 @@ test_mcast_fabric_full(void)
 
 	TEST_RUN(tm_open(&n, 3));
 	for (i = 0; i < 32; i++) {
-		tf_group_mac4(&lb[i], RTE_IPV4(224, 1, 0, i));
-		tf_group_mac4(&lc[i], RTE_IPV4(224, 2, 0, i));
+		tf_group_mac4(&lb[i], TF_IPV4(224, 1, 0, i));
+		tf_group_mac4(&lc[i], TF_IPV4(224, 2, 0, i));
 	}
 	TEST_ASSERT_EQ(rte_eth_dev_set_mc_addr_list(n.port[1], lb, 32), 0,
 		       "B's list");
@@ -311,12 +308,12 @@ test_mcast_fabric_full(void)
 		       "list refusal counted");
 	TEST_ASSERT_EQ(test_xstat(n.port[2], "mcast_groups"), 2,
 		       "C's partial joins undone");
-	TEST_RUN(tm_gets(&n, 0, 1, RTE_IPV4(224, 1, 0, 31)));
-	TEST_RUN(tm_misses(&n, 0, 2, RTE_IPV4(224, 2, 0, 0)));
+	TEST_RUN(tm_gets(&n, 0, 1, TF_IPV4(224, 1, 0, 31)));
+	TEST_RUN(tm_misses(&n, 0, 2, TF_IPV4(224, 2, 0, 0)));
 	/* undone for real: the fabric has room for a shorter list */
 	TEST_ASSERT_EQ(rte_eth_dev_set_mc_addr_list(n.port[2], lc, 16), 0,
 		       "C's shorter list");
-	TEST_RUN(tm_gets(&n, 0, 2, RTE_IPV4(224, 2, 0, 15)));
+	TEST_RUN(tm_gets(&n, 0, 2, TF_IPV4(224, 2, 0, 15)));
 	tm_close(&n);
 	return 0;
 }
@@ -326,14 +323,14 @@ REGISTER_IPOIB_TEST(mcast_fabric_full, test_mcast_fabric_full,
 static int
 test_mcast_allmulti(void)
 {
-	const uint32_t g = RTE_IPV4(224, 9, 9, 9), h = RTE_IPV4(224, 9, 9, 8);
+	const uint32_t g = TF_IPV4(224, 9, 9, 9), h = TF_IPV4(224, 9, 9, 8);
 	struct tm_net n;
 	struct tf f;
 
 	TEST_RUN(tm_open(&n, 2));
 	/* without allmulticast, sending to a group joins nothing */
 	TEST_RUN(tm_send_group4(&n, 1, h, 0));
-	tf_igmp2(&f, &n.mac[1], T_IP_B, 0x16, RTE_IPV4(239, 0, 0, 1));
+	tf_igmp2(&f, &n.mac[1], TF_IP_B, 0x16, TF_IPV4(239, 0, 0, 1));
 	TEST_RUN(tf_send(n.port[1], &f));
 	/* the report was applied after the frame: it joined nothing */
 	TEST_ASSERT(test_wait_xstat(n.port[1], "mcast_groups", 3, 5000),
@@ -349,7 +346,7 @@ test_mcast_allmulti(void)
 	TEST_ASSERT_EQ(test_xstat(n.port[1], "mcast_groups"), 3,
 		       "left at once");
 	TEST_RUN(tm_misses(&n, 0, 1, g));
-	TEST_RUN(tm_gets(&n, 0, 1, RTE_IPV4(239, 0, 0, 1)));
+	TEST_RUN(tm_gets(&n, 0, 1, TF_IPV4(239, 0, 0, 1)));
 	tm_close(&n);
 	return 0;
 }
@@ -376,8 +373,8 @@ test_mcast_ring_full(void)
 	pthread_mutex_lock(&priv->ctrl_lock);
 	for (i = 0; i < cap + 8; i++) {
 		/* leaves of groups never joined: requests with no effect */
-		tf_igmp2(&f, &n.mac[0], T_IP_A, 0x17,
-			 RTE_IPV4(239, 2, i >> 8, i & 0xff));
+		tf_igmp2(&f, &n.mac[0], TF_IP_A, 0x17,
+			 TF_IPV4(239, 2, i >> 8, i & 0xff));
 		if (tf_send(n.port[0], &f) == 0)
 			sent++;
 	}

@@ -17,8 +17,6 @@
 #include "test_mcast.h"
 #include "test_util.h"
 
-#define T_IP_B		RTE_IPV4(10, 0, 0, 2)
-
 /* How many UDP datagrams from port 0 to an IPv6 group port 1 receives. */
 static int
 ts_count6(struct tm_net *n, const uint8_t *group, unsigned int *seen)
@@ -48,28 +46,28 @@ ts_wait_groups(struct tm_net *n, unsigned int i, uint64_t groups)
 static int
 test_mcast_snoop_igmp(void)
 {
-	const uint32_t g2 = RTE_IPV4(239, 1, 1, 1), g3 = RTE_IPV4(239, 1, 1, 2);
+	const uint32_t g2 = TF_IPV4(239, 1, 1, 1), g3 = TF_IPV4(239, 1, 1, 2);
 	struct tm_net n;
 	struct tf f;
 
 	TEST_RUN(tm_open(&n, 2));
 	/* IGMPv2 report and leave (RFC 2236) */
-	tf_igmp2(&f, &n.mac[1], T_IP_B, 0x16, g2);
+	tf_igmp2(&f, &n.mac[1], TF_IP_B, 0x16, g2);
 	TEST_RUN(tf_send(n.port[1], &f));
 	TEST_RUN(ts_wait_groups(&n, 1, 3));
 	TEST_RUN(tm_gets(&n, 0, 1, g2));
 	TEST_ASSERT_EQ(test_xstat(n.port[1], "rx_mcast_ipv4_packets"), 1,
 		       "counted");
-	tf_igmp2(&f, &n.mac[1], T_IP_B, 0x17, g2);
+	tf_igmp2(&f, &n.mac[1], TF_IP_B, 0x17, g2);
 	TEST_RUN(tf_send(n.port[1], &f));
 	TEST_RUN(ts_wait_groups(&n, 1, 2));
 	TEST_RUN(tm_misses(&n, 0, 1, g2));
 	/* IGMPv3 (RFC 3376): TO_EX({}) joins, TO_IN({}) leaves */
-	tf_igmp3(&f, &n.mac[1], T_IP_B, 4, g3);
+	tf_igmp3(&f, &n.mac[1], TF_IP_B, 4, g3);
 	TEST_RUN(tf_send(n.port[1], &f));
 	TEST_RUN(ts_wait_groups(&n, 1, 3));
 	TEST_RUN(tm_gets(&n, 0, 1, g3));
-	tf_igmp3(&f, &n.mac[1], T_IP_B, 3, g3);
+	tf_igmp3(&f, &n.mac[1], TF_IP_B, 3, g3);
 	TEST_RUN(tf_send(n.port[1], &f));
 	TEST_RUN(ts_wait_groups(&n, 1, 2));
 	TEST_RUN(tm_misses(&n, 0, 1, g3));

@@ -19,9 +19,6 @@
 #include "test_mcast.h"
 #include "test_util.h"
 
-#define T_IP_A		RTE_IPV4(10, 0, 0, 1)
-#define T_IP_B		RTE_IPV4(10, 0, 0, 2)
-
 /* A unicast frame from port 0 to port 1 arrives; returned to the caller. */
 static struct rte_mbuf *
 to_ops_b(struct tm_net *n, const struct tf *f)
@@ -44,7 +41,7 @@ test_ops_promisc(void)
 	TEST_ASSERT_EQ(rte_eth_promiscuous_get(n.port[2]), 1, "on");
 	/* an IB port sees no other port's traffic: nothing changes */
 	TEST_RUN(test_send_frames(n.port[0], &n.mac[0], &n.mac[1], 1));
-	TEST_RUN(tm_misses(&n, 0, 2, RTE_IPV4(224, 5, 5, 5)));
+	TEST_RUN(tm_misses(&n, 0, 2, TF_IPV4(224, 5, 5, 5)));
 	TEST_ASSERT_EQ(rte_eth_promiscuous_disable(n.port[2]), 0, "disable");
 	TEST_ASSERT_EQ(rte_eth_promiscuous_get(n.port[2]), 0, "off");
 	tm_close(&n);
@@ -71,7 +68,7 @@ test_ops_mac_set(void)
 	rte_eth_macaddr_get(n.port[1], &got);
 	TEST_ASSERT(rte_is_same_ether_addr(&got, &mine), "reported");
 	/* peers still reach B at the MAC they know; B sees its own */
-	tf_ipv4(&f, &n.mac[0], &n.mac[1], T_IP_A, T_IP_B, IPPROTO_UDP, udp,
+	tf_ipv4(&f, &n.mac[0], &n.mac[1], TF_IP_A, TF_IP_B, IPPROTO_UDP, udp,
 		sizeof(udp), 0);
 	m = to_ops_b(&n, &f);
 	TEST_ASSERT(m != NULL, "received");
@@ -140,19 +137,19 @@ test_ops_ptypes(void)
 					     set, RTE_DIM(set));
 	TEST_ASSERT(k >= 10, "supported packet types listed (%d)", k);
 	tcp[12] = 5 << 4;
-	tf_ipv4(&f, &n.mac[0], &n.mac[1], T_IP_A, T_IP_B, IPPROTO_UDP, udp,
+	tf_ipv4(&f, &n.mac[0], &n.mac[1], TF_IP_A, TF_IP_B, IPPROTO_UDP, udp,
 		sizeof(udp), 0);
 	TEST_RUN(ptype_is(&n, &f, l2 | RTE_PTYPE_L3_IPV4 | RTE_PTYPE_L4_UDP,
 			  "IPv4 UDP"));
-	tf_ipv4(&f, &n.mac[0], &n.mac[1], T_IP_A, T_IP_B, IPPROTO_TCP, tcp,
+	tf_ipv4(&f, &n.mac[0], &n.mac[1], TF_IP_A, TF_IP_B, IPPROTO_TCP, tcp,
 		sizeof(tcp), 0);
 	TEST_RUN(ptype_is(&n, &f, l2 | RTE_PTYPE_L3_IPV4 | RTE_PTYPE_L4_TCP,
 			  "IPv4 TCP"));
-	tf_ipv4(&f, &n.mac[0], &n.mac[1], T_IP_A, T_IP_B, IPPROTO_ICMP, icmp,
+	tf_ipv4(&f, &n.mac[0], &n.mac[1], TF_IP_A, TF_IP_B, IPPROTO_ICMP, icmp,
 		sizeof(icmp), 0);
 	TEST_RUN(ptype_is(&n, &f, l2 | RTE_PTYPE_L3_IPV4 | RTE_PTYPE_L4_ICMP,
 			  "IPv4 ICMP"));
-	tf_ipv4(&f, &n.mac[0], &n.mac[1], T_IP_A, T_IP_B, IPPROTO_UDP, udp,
+	tf_ipv4(&f, &n.mac[0], &n.mac[1], TF_IP_A, TF_IP_B, IPPROTO_UDP, udp,
 		sizeof(udp), RTE_IPV4_HDR_MF_FLAG);
 	TEST_RUN(ptype_is(&n, &f, l2 | RTE_PTYPE_L3_IPV4 | RTE_PTYPE_L4_FRAG,
 			  "IPv4 fragment"));
@@ -187,7 +184,7 @@ test_ops_ptypes(void)
 	TEST_ASSERT(rte_eth_dev_set_ptypes(n.port[1], RTE_PTYPE_L2_MASK |
 					   RTE_PTYPE_L3_MASK, NULL, 0) == 0,
 		    "set ptypes");
-	tf_ipv4(&f, &n.mac[0], &n.mac[1], T_IP_A, T_IP_B, IPPROTO_UDP, udp,
+	tf_ipv4(&f, &n.mac[0], &n.mac[1], TF_IP_A, TF_IP_B, IPPROTO_UDP, udp,
 		sizeof(udp), 0);
 	TEST_RUN(ptype_is(&n, &f, l2 | RTE_PTYPE_L3_IPV4, "L2+L3 only"));
 	TEST_ASSERT(rte_eth_dev_set_ptypes(n.port[1], RTE_PTYPE_UNKNOWN, NULL,

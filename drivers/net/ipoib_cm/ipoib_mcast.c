@@ -410,7 +410,8 @@ ipoib_set_mc_addr_list(struct rte_eth_dev *dev, struct rte_ether_addr *list,
 	mc_detach_unwanted(priv);
 	mc_publish(mc);
 	if (ret == 0) {
-		memcpy(mc->list, list, n * sizeof(*list));
+		if (n > 0)	/* the list may be NULL when empty */
+			memcpy(mc->list, list, n * sizeof(*list));
 		mc->nr_list = n;
 		pthread_mutex_unlock(&priv->ctrl_lock);
 		return 0;
