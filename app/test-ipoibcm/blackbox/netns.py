@@ -20,10 +20,19 @@ import signal
 import subprocess
 import time
 
+from ipoibtest import ENV
 from testpmd import TestPmd
 
 TAP = "dtap0"		# the interface, in its own namespace
 _live = []
+# Sanitizer builds (the runtime preloaded into the stock tools) forward
+# many times slower: the bounds that only catch a hang grow with them.
+SANITIZED = "LD_PRELOAD" in ENV
+
+
+def patience(seconds):
+    """A bound that catches a hang, in this build's time."""
+    return seconds * (8 if SANITIZED else 1)
 
 
 def _cleanup():
@@ -106,7 +115,8 @@ class KernelHost:
                  "net_ipoibcm0,fabric=%s,guid=%s,srq=%s" %
                  (fabric, guid, srq)]
         self.pmd = TestPmd("kh_" + tag, vdevs, list(pmd_args),
-                           main_lcore=main_lcore, wrap=self.ns.cmd())
+                           main_lcore=main_lcore, wrap=self.ns.cmd(),
+                           start_timeout=patience(60))
         info = self.pmd.cmd("show port info 1")
         if "net_ipoibcm0" not in info:
             raise RuntimeError("port 1 is not the ipoibcm port:\n" + info)
@@ -131,7 +141,7 @@ class KernelHost:
         self.ns.run(["ip", "-6", "addr", "add", self.ipv6 + "/64", "dev",
                      TAP])
 
-    def wait_dad(self, timeout=30):
+    def wait_dad(self, timeout=patience(30)):
         """IPv6 duplicate address detection over: the address is usable."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -149,6 +159,6 @@ class KernelHost:
         return self.pmd.xstats(1)
 
     def close(self):
-        rc = self.pmd.quit()
+        rc = self.pmd.quit(timeout=patience(60))
         self.ns.delete()
         return rc

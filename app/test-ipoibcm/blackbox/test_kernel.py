@@ -34,24 +34,24 @@ import tempfile
 import time
 
 from ipoibtest import BUILD, ENV, check, done
-from netns import KernelHost, netns_left
+from netns import SANITIZED, KernelHost, netns_left, patience
 from testpmd import TestPmd
 
 SRQ = sys.argv[1]
 FABRIC = "bb_kern_%s_%d" % (SRQ, os.getpid())
-TCP_BYTES = 4 << 20
-UDP_ECHOES = 200
+TCP_BYTES = (1 if SANITIZED else 4) << 20
+UDP_ECHOES = 50 if SANITIZED else 200
 HERE = os.path.dirname(os.path.abspath(__file__))
 PEERS = os.path.join(BUILD, "app/ipoibcm-peers/dpdk-ipoibcm-peers")
 
 
 def ping(host, dst, *opts):
-    p = host.ns.run(["ping", "-c", "5", "-W", "5"] + list(opts) + [dst],
-                    check=False)
+    p = host.ns.run(["ping", "-c", "5", "-W", str(patience(5))] +
+                    list(opts) + [dst], check=False, timeout=patience(120))
     return p.returncode == 0 and " 5 received" in p.stdout
 
 
-def wait_listen(host, port, proto="t", timeout=30):
+def wait_listen(host, port, proto="t", timeout=patience(30)):
     """The server's socket is bound: ss polled until it is."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -79,8 +79,8 @@ def tcp_transfer(a, b, family, port):
         check(wait_listen(b, port), "IPv%d: B listens on TCP %d" %
               (family, port))
         tx = a.ns.run(["socat", "-u", "FILE:" + f.name, connect],
-                      check=False, timeout=300)
-        rx.wait(timeout=300)
+                      check=False, timeout=patience(300))
+        rx.wait(timeout=patience(60))
         got = open(r.name, "rb").read()
     print("  IPv%d TCP: sent %d bytes, B received %d" %
           (family, len(data), len(got)), flush=True)
@@ -99,8 +99,8 @@ def udp_echo(a, b, addr, port):
     try:
         check(wait_listen(b, port, "u"), "B's UDP echo listens")
         p = a.ns.run([sys.executable, echo, "client", addr, str(port),
-                      str(UDP_ECHOES), "1000", "10"], check=False,
-                     timeout=600)
+                      str(UDP_ECHOES), "1000", str(patience(10))],
+                     check=False, timeout=patience(600))
         check(p.returncode == 0, "UDP to %s: every datagram echoed" % addr)
     finally:
         srv.kill()
@@ -138,7 +138,8 @@ def udp_loss(a, b):
 def icmpecho(a):
     """testpmd icmpecho on a third port answers the kernel's ARP and ping."""
     c = TestPmd("kc_" + SRQ, ["net_ipoibcm0,fabric=%s,guid=0x0002c9030000c1c1"
-                              ",srq=%s" % (FABRIC, SRQ)], main_lcore=1)
+                              ",srq=%s" % (FABRIC, SRQ)], main_lcore=1,
+                start_timeout=patience(60))
     try:
         c.cmd("set fwd icmpecho")
         c.cmd("start")

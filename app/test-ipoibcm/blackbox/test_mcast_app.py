@@ -29,7 +29,7 @@ import tempfile
 import time
 
 from ipoibtest import check, done
-from netns import KernelHost, netns_left
+from netns import KernelHost, netns_left, patience
 from telemetry import telemetry
 from testpmd import TestPmd
 
@@ -60,7 +60,7 @@ def groups(host):
             for g in r["/ipoibcm/mcast"].get("groups", [])}
 
 
-def wait_group(host, group, joined, timeout=30):
+def wait_group(host, group, joined, timeout=patience(30)):
     """Poll telemetry until the group is joined (or gone)."""
     m = mgid(group)
     deadline = time.monotonic() + timeout
@@ -74,7 +74,7 @@ def wait_group(host, group, joined, timeout=30):
     return False
 
 
-def wait_file(path, text, timeout=30):
+def wait_file(path, text, timeout=patience(30)):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with open(path, "rb") as f:
@@ -146,7 +146,7 @@ def kernel_receivers(a, b, tmp):
             r.wait()
 
 
-def wait_xstat_grows(r, name, base, timeout=30):
+def wait_xstat_grows(r, name, base, timeout=patience(30)):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         x = r.xstats()
@@ -164,7 +164,7 @@ def dpdk_receiver(a):
     mac, marker_mac = "01:00:5E:01:02:05", "33:33:00:00:56:78"
     r = TestPmd("mca_r" + SRQ, ["net_ipoibcm0,fabric=%s,guid=0x0002c90300"
                                 "00d1d1,srq=%s" % (FABRIC, SRQ)],
-                main_lcore=1)
+                main_lcore=1, start_timeout=patience(60))
     try:
         r.cmd("set fwd rxonly")
         r.cmd("start")

@@ -124,7 +124,7 @@ def check_dumpcap(a, tmp):
 def check_secondary_burst(a):
     """testpmd as a secondary: it forwards nothing, it says why, once."""
     s = TestPmd("sec_fwd", [], main_lcore=0, prefix=a.prefix,
-                eal=["--proc-type=secondary", "--no-pci"])
+                eal=["--proc-type=secondary", "--no-pci"], start_timeout=300)
     try:
         s.cmd("set fwd rxonly")
         s.cmd("start")
@@ -164,9 +164,9 @@ def main():
         b.cmd("start")
         a.cmd("start tx_first 4")
         check_dumpcap(a, tmp)
-        check_secondary_burst(a)
         for t in (a, b):
             t.cmd("stop")
+        check_secondary_burst(a)
         a.cmd("port stop 0")
         a.cmd("port close 0")
         rc, out = proc_info(a.prefix, "--stats")
