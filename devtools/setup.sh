@@ -12,7 +12,7 @@ packages="dpdk dpdk-dev libdpdk-dev meson ninja-build pkg-config gcc
 python3 python3-pyelftools dpkg-dev xz-utils valgrind tshark
 libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils
 rdmacm-utils qemu-system-x86 busybox-static kmod iproute2
-clang libclang-rt-14-dev debootstrap"
+clang libclang-rt-14-dev debootstrap iputils-ping socat iperf3"
 
 src=/etc/apt/sources.list.d/net-ipoibcm-deb-src.sources
 if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ &&
@@ -37,6 +37,10 @@ if [ -n "$missing" ] || [ -n "${stale:-}" ]; then
 	apt-get update -qq
 	# tshark asks whether non-root users may capture; the answer is no.
 	echo "wireshark-common wireshark-common/install-setuid boolean false" |
+		debconf-set-selections
+	# iperf3 asks whether to run a server at boot: no, the tests start
+	# their own in a network namespace.
+	echo "iperf3 iperf3/start_daemon boolean false" |
 		debconf-set-selections
 	# shellcheck disable=SC2086
 	[ -z "$missing" ] || apt-get install -y -qq --no-install-recommends \

@@ -195,7 +195,7 @@ cl_probe(struct cl *C, uint32_t count, uint32_t window, int flags,
 	cl_phase(C, "frag", 1, 1, 500, cl_d_frag, cl_s_frag);
 	/* host 0 has its solicited-node group: an NS sent there too */
 	cl_host_ipv6(C, C->first_ip, target);
-	pk_ipv6_solicited(group, target);
+	ipoib_ipv6_solicited(group, target);
 	ipoib_mgid_ipv6(mgid, 0xffff, group);
 	deadline = ipoib_now_ns() + (uint64_t)(C->timeout * 1e9);
 	nas = C->h[0].nas;

@@ -129,7 +129,7 @@ cl_ns(struct cl *C, int port, uint32_t idx, bool to_group)
 	cl_host_ipv6(C, C->ports[port].ip, src);
 	cl_host_ipv6(C, C->first_ip + idx, target);
 	if (to_group)
-		pk_ipv6_solicited(dst, target);
+		ipoib_ipv6_solicited(dst, target);
 	else
 		memcpy(dst, target, 16);
 	pk_ipv6_hdr(ip, PK_ND_NS_LEN + IPOIB_ND_OPT_IB_LEN, PK_IPPROTO_ICMPV6,

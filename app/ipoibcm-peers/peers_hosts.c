@@ -151,7 +151,7 @@ peers_host_join(struct peers *P, struct peers_host *h)
 solicited:
 	if (P->sol_full || P->sol_groups >= PEERS_SOL_GROUPS)
 		return 0;
-	pk_ipv6_solicited(group, h->ipv6);
+	ipoib_ipv6_solicited(group, h->ipv6);
 	ipoib_mgid_ipv6(mgid, pkey, group);
 	if (shm_mcast_attach(h->ud, mgid) == 0)
 		P->sol_groups++;

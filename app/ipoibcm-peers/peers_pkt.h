@@ -191,16 +191,4 @@ pk_l4_cksum6_ok(const uint8_t *ip, const uint8_t *l4, uint32_t len)
 			      l4, len)) == 0;
 }
 
-/* The solicited-node multicast address of addr (RFC 4291 s2.7.1). */
-static inline void
-pk_ipv6_solicited(uint8_t *group, const uint8_t *addr)
-{
-	static const uint8_t prefix[13] = {
-		0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff
-	};
-
-	memcpy(group, prefix, sizeof(prefix));
-	memcpy(group + 13, addr + 13, 3);
-}
-
 #endif /* PEERS_PKT_H */

@@ -119,7 +119,11 @@ usage(const char *prog)
 	       "  --arp-timeout S    give up resolving hosts after S seconds "
 	       "(default 60)\n"
 	       "  --grid             print one letter per host: R on RC, "
-	       "c connecting, U on UD\n"
+	       "U spilled to UD,\n"
+	       "                     D datagram only, C connecting, N not "
+	       "connected, ? unknown\n"
+	       "                     to the port; lower case (. for ?): not "
+	       "in this phase\n"
 	       "  --require-all      exit 1 unless every host of every phase "
 	       "answered\n", prog, MAX_HOSTS);
 }
@@ -453,26 +457,27 @@ static void
 print_grid(const struct phase *ph)
 {
 	static const char letters[] = {
-		[RTE_PMD_IPOIBCM_PEER_UD_ONLY] = 'u',
-		[RTE_PMD_IPOIBCM_PEER_NEW] = 'n',
-		[RTE_PMD_IPOIBCM_PEER_CONNECTING] = 'c',
+		[RTE_PMD_IPOIBCM_PEER_UD_ONLY] = 'D',
+		[RTE_PMD_IPOIBCM_PEER_NEW] = 'N',
+		[RTE_PMD_IPOIBCM_PEER_CONNECTING] = 'C',
 		[RTE_PMD_IPOIBCM_PEER_CONNECTED] = 'R',
 		[RTE_PMD_IPOIBCM_PEER_SPILLED] = 'U',
 	};
 	uint32_t i;
 
-	printf("  hosts %u-%u (R on RC, U spilled to UD, c connecting, "
-	       "n idle/new; lower case: not in this phase):\n  ",
-	       0, cfg.nb_hosts - 1);
+	printf("  hosts %u-%u: R on RC, U spilled to UD (retried), D datagram "
+	       "only (no connected mode),\n  C connecting, N not connected "
+	       "(new, or its connection reaped), ? unknown to the port\n  "
+	       "(never heard from, or forgotten when idle); lower case and . "
+	       "for ?: not sent to in this phase\n  ", 0, cfg.nb_hosts - 1);
 	for (i = 0; i < cfg.nb_hosts; i++) {
 		struct rte_pmd_ipoibcm_peer info;
-		char l = '?';
+		bool out = i < ph->first || i > ph->last;
+		char l = out ? '.' : '?';
 
 		if (rte_pmd_ipoibcm_peer_get(cfg.port, &hosts[i].mac,
 					     &info) == 0)
-			l = letters[info.state];
-		if (i < ph->first || i > ph->last)
-			l = (char)(l | 0x20);
+			l = (char)(letters[info.state] | (out ? 0x20 : 0));
 		putchar(l);
 		if (i % 64 == 63 && i + 1 < cfg.nb_hosts)
 			printf("\n  ");

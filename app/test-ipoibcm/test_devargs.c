@@ -48,6 +48,8 @@ static const struct bad_arg bad_args[] = {
 	{ "transport=verbs,fabric=x", "fabric" },	/* shm-only on verbs */
 	{ "transport=verbs,port=0", "port" },
 	{ "transport=verbs,gid_index=256", "gid_index" },
+	{ "capture=/proc/no-such-dir/x.pcap", "capture" },	/* unwritable */
+	{ "capture=/", "capture" },
 };
 
 static const char *const good_args[] = {

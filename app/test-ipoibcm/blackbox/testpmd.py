@@ -22,12 +22,21 @@ ASYNC = re.compile(r"\nPort \d+: [A-Za-z ]+ event\n|"
 class TestPmd:
     """A dpdk-testpmd process in interactive mode, fed commands on stdin."""
 
-    def __init__(self, name, vdevs, args=(), main_lcore=0, mbufs=16384):
-        """Lcores 0 and 1; the forwarding one is the one not main."""
+    def __init__(self, name, vdevs, args=(), main_lcore=0, mbufs=16384,
+                 wrap=(), eal=EAL, prefix=None, start_timeout=HANG_S):
+        """Lcores 0 and 1; the forwarding one is the one not main.
+
+        wrap runs it inside another command (ip netns exec NS); eal
+        replaces the memory options (hugepages for secondaries); prefix
+        is the EAL file prefix (a secondary gives its primary's);
+        start_timeout bounds the start (a secondary maps the primary's
+        memory: long under ThreadSanitizer).
+        """
         self.name = name
-        cmd = [TESTPMD, "-l", "0,1", "--main-lcore", str(main_lcore)] + \
-            EAL + [
-            "--file-prefix=%s_%d" % (name, os.getpid()), "-d", plugin()]
+        self.prefix = prefix or "%s_%d" % (name, os.getpid())
+        cmd = list(wrap) + \
+            [TESTPMD, "-l", "0,1", "--main-lcore", str(main_lcore)] + \
+            list(eal) + ["--file-prefix=" + self.prefix, "-d", plugin()]
         cmd += ["--vdev=" + v for v in vdevs]
         cmd += ["--", "-i", "--total-num-mbufs=%d" % mbufs] + list(args)
         print("  [%s] $ %s" % (name, " ".join(cmd)), flush=True)
@@ -41,7 +50,11 @@ class TestPmd:
         self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=slave,
                                   stderr=slave, env=ENV)
         os.close(slave)
-        self.out = self._until_prompt(HANG_S)
+        try:
+            self.out = self._until_prompt(start_timeout)
+        except (TimeoutError, RuntimeError):
+            self.kill()	# no process is left behind a failed start
+            raise
 
     def _read(self, timeout):
         r, _, _ = select.select([self.master], [], [], timeout)

@@ -26,6 +26,7 @@
 #include "ipoib_devargs.h"
 #include "ipoib_eth.h"
 #include "ipoib_hca.h"
+#include "ipoib_mcast.h"
 #include "ipoib_peer.h"
 #include "ipoib_util.h"
 #include "ipoib_wire.h"
@@ -122,6 +123,7 @@ struct ipoib_rxq_stats {
 	uint64_t drop_unknown_conn;
 	uint64_t flushed;		/* WRs completed by a QP teardown */
 	uint64_t learned;		/* peers first heard of here */
+	uint64_t mc_rx[IPOIB_MC_KINDS];	/* delivered from groups, by kind */
 };
 
 struct ipoib_priv;
@@ -143,6 +145,8 @@ struct ipoib_rxq {
 	uint16_t queue_id;
 	uint32_t qsbr_id;
 	uint32_t handoff;		/* ipoib_queue_enter() */
+	uint8_t stopped;		/* rx_queue_stop(): bursts return 0 */
+	uint8_t deferred;		/* not started by dev_start */
 	/* the last UD source, to skip a hash lookup for a busy sender */
 	struct ipoib_peer *last_src;
 	/* counters last */
@@ -169,6 +173,7 @@ struct ipoib_txq_stats {
 	uint64_t frag_packets;		/* packets fragmented */
 	uint64_t frags;			/* fragments made */
 	uint64_t icmp_too_big;		/* ICMP errors given back */
+	uint64_t mc_req_lost;		/* snooped joins the ring refused */
 };
 
 struct ipoib_tx_run;
@@ -185,6 +190,9 @@ struct ipoib_txq {
 	uint16_t queue_id;
 	uint32_t qsbr_id;
 	uint32_t handoff;		/* ipoib_queue_enter() */
+	uint8_t stopped;		/* tx_queue_stop(): bursts return 0 */
+	uint8_t deferred;		/* not started by dev_start */
+	struct ipoib_mc_last mc_last;	/* ipoib_mcast_snoop() */
 	/* a MAC the subnet did not know, not asked again for a while */
 	struct rte_ether_addr neg_mac;
 	uint64_t neg_tsc;
@@ -257,6 +265,13 @@ struct ipoib_ctrl_stats {
 	uint64_t drain_timeouts;	/* slow to drain: rx queue not polled */
 	uint64_t peers_forgotten;	/* idle, unconnected: table entry freed */
 	uint64_t pool_reuses;		/* non-SRQ: spare pools taken */
+	uint64_t mc_joins;		/* groups attached */
+	uint64_t mc_joins_refused;	/* full, or the transport refused */
+	uint64_t mc_leaves;		/* groups nobody wanted, detached */
+	uint64_t mc_list_refused;	/* set_mc_addr_list() refused */
+	uint64_t mac_set_refused;	/* mac_addr_set() refused */
+	uint64_t sec_attaches;		/* secondary processes attached */
+	uint64_t sec_refused;		/* secondary attaches refused */
 };
 
 struct ipoib_mcast {
@@ -287,6 +302,10 @@ struct ipoib_priv {
 	struct ipoib_mcast mcast[IPOIB_MCAST_MAX];
 	unsigned int nr_mcast;
 	rte_spinlock_t mcast_lock;
+	struct ipoib_mc *mc;		/* groups received (ipoib_mcast.c) */
+	uint32_t ptype_mask;		/* rte_eth_dev_set_ptypes() */
+	struct ipoib_hca_ah *lpbk_ah;	/* lpbk_mode: to our own UD QP */
+	bool closing;			/* dev_close began: no secondary */
 	struct ipoib_peers pt;
 	/* connections */
 	struct ipoib_conn **conns;	/* by index; NULL: free */
@@ -327,7 +346,6 @@ int ipoib_port_open(struct ipoib_priv *priv, const char *name);
 void ipoib_port_close(struct ipoib_priv *priv);
 struct ipoib_hca_ah *ipoib_mcast_ah(struct ipoib_priv *priv,
 				    const uint8_t *mgid);
-int ipoib_mcast_join(struct ipoib_priv *priv, const uint8_t *mgid);
 
 /* ipoib_rx_srq.c / ipoib_rx_nosrq.c: the two receive bursts */
 uint16_t ipoib_rx_burst_srq(void *q, struct rte_mbuf **pkts, uint16_t n);

@@ -81,6 +81,7 @@ ipoib_ctrl_round(struct ipoib_priv *priv)
 	for (i = 0; i < n; i++)
 		ipoib_ctrl_async(priv, &aev[i]);
 	work |= n > 0;
+	work |= ipoib_mcast_ctrl(priv);
 	work |= rte_ring_count(priv->connect_req) > 0;
 	ipoib_conn_timers(priv, ipoib_now_ns());
 	return work;

@@ -15,9 +15,14 @@
 
 #include "ipoib_cm.h"
 #include "ipoib_compat.h"
+#include "ipoib_ethdev.h"
+#include "ipoib_filter.h"
 #include "ipoib_link.h"
 #include "ipoib_log.h"
+#include "ipoib_lpbk.h"
+#include "ipoib_queue_ctl.h"
 #include "ipoib_rxq.h"
+#include "ipoib_secondary.h"
 #include "ipoib_telemetry.h"
 #include "ipoib_trigger.h"
 #include "ipoib_tx.h"
@@ -25,7 +30,7 @@
 
 RTE_LOG_REGISTER(ipoib_logtype, pmd.net.ipoibcm, NOTICE);
 
-static int
+int
 ipoib_dev_infos_get(struct rte_eth_dev *dev, struct rte_eth_dev_info *info)
 {
 	struct ipoib_priv *priv = dev->data->dev_private;
@@ -69,7 +74,7 @@ ipoib_dev_configure(struct rte_eth_dev *dev)
 			  conf->rxmode.mq_mode);
 		return -ENOTSUP;
 	}
-	return 0;
+	return ipoib_lpbk_check(dev);
 }
 
 static int
@@ -77,16 +82,22 @@ ipoib_rx_queue_setup(struct rte_eth_dev *dev, uint16_t qid, uint16_t nb_desc,
 		     unsigned int socket, const struct rte_eth_rxconf *conf,
 		     struct rte_mempool *mp)
 {
-	RTE_SET_USED(conf);
-	return ipoib_rxq_setup(dev, qid, nb_desc, socket, mp);
+	int ret = ipoib_rxq_setup(dev, qid, nb_desc, socket, mp);
+
+	if (ret == 0)
+		ipoib_rxq_set_deferred(dev, qid, conf->rx_deferred_start);
+	return ret;
 }
 
 static int
 ipoib_tx_queue_setup(struct rte_eth_dev *dev, uint16_t qid, uint16_t nb_desc,
 		     unsigned int socket, const struct rte_eth_txconf *conf)
 {
-	RTE_SET_USED(conf);
-	return ipoib_txq_setup(dev, qid, nb_desc, socket);
+	int ret = ipoib_txq_setup(dev, qid, nb_desc, socket);
+
+	if (ret == 0)
+		ipoib_txq_set_deferred(dev, qid, conf->tx_deferred_start);
+	return ret;
 }
 
 static int
@@ -125,14 +136,17 @@ static int
 ipoib_tx_burst_mode_get(struct rte_eth_dev *dev, uint16_t qid,
 			struct rte_eth_burst_mode *mode)
 {
-	RTE_SET_USED(dev);
 	RTE_SET_USED(qid);
-	snprintf(mode->info, sizeof(mode->info), "RC to connected peers, UD "
-		 "otherwise");
+	if (dev->tx_pkt_burst == ipoib_tx_burst_lpbk)
+		snprintf(mode->info, sizeof(mode->info), "loopback: UD to the "
+			 "port itself");
+	else
+		snprintf(mode->info, sizeof(mode->info), "RC to connected "
+			 "peers, UD otherwise");
 	return 0;
 }
 
-static void
+void
 ipoib_rxq_info_get(struct rte_eth_dev *dev, uint16_t qid,
 		   struct rte_eth_rxq_info *qinfo)
 {
@@ -148,7 +162,7 @@ ipoib_rxq_info_get(struct rte_eth_dev *dev, uint16_t qid,
 			     RTE_PKTMBUF_HEADROOM;
 }
 
-static void
+void
 ipoib_txq_info_get(struct rte_eth_dev *dev, uint16_t qid,
 		   struct rte_eth_txq_info *qinfo)
 {
@@ -275,6 +289,7 @@ ipoib_dev_close(struct rte_eth_dev *dev)
 
 	if (rte_eal_process_type() != RTE_PROC_PRIMARY)
 		return 0;
+	ipoib_secondary_closing(priv);
 	ipoib_dev_release(dev);
 	ipoib_conns_fini(priv);
 	rte_ring_free(priv->loopback);
@@ -309,6 +324,18 @@ static const struct eth_dev_ops ipoib_dev_ops = {
 	.txq_info_get = ipoib_txq_info_get,
 	.rx_burst_mode_get = ipoib_rx_burst_mode_get,
 	.tx_burst_mode_get = ipoib_tx_burst_mode_get,
+	.promiscuous_enable = ipoib_promiscuous_enable,
+	.promiscuous_disable = ipoib_promiscuous_disable,
+	.allmulticast_enable = ipoib_allmulticast_enable,
+	.allmulticast_disable = ipoib_allmulticast_disable,
+	.set_mc_addr_list = ipoib_set_mc_addr_list,
+	.mac_addr_set = ipoib_mac_addr_set,
+	.dev_supported_ptypes_get = ipoib_supported_ptypes,
+	.dev_ptypes_set = ipoib_ptypes_set,
+	.rx_queue_start = ipoib_rx_queue_start,
+	.rx_queue_stop = ipoib_rx_queue_stop,
+	.tx_queue_start = ipoib_tx_queue_start,
+	.tx_queue_stop = ipoib_tx_queue_stop,
 };
 
 struct ipoib_priv *
@@ -331,11 +358,8 @@ ipoib_probe(struct rte_vdev_device *vdev)
 	struct ipoib_priv *priv;
 	int ret;
 
-	if (rte_eal_process_type() != RTE_PROC_PRIMARY) {
-		IPOIB_LOG(ERR, "%s: secondary processes are not supported",
-			  name);
-		return -ENOTSUP;
-	}
+	if (rte_eal_process_type() != RTE_PROC_PRIMARY)
+		return ipoib_secondary_probe(vdev);
 	ipoib_config_defaults(&cfg);
 	ret = ipoib_config_parse(&cfg, name, rte_vdev_device_args(vdev));
 	if (ret < 0)
@@ -348,6 +372,7 @@ ipoib_probe(struct rte_vdev_device *vdev)
 	priv = dev->data->dev_private;
 	priv->eth_dev = dev;
 	priv->cfg = cfg;
+	priv->ptype_mask = RTE_PTYPE_ALL_MASK;
 	pthread_mutex_init(&priv->ctrl_lock, NULL);
 	ret = ipoib_conns_init(priv);
 	if (ret == 0)
@@ -365,6 +390,7 @@ ipoib_probe(struct rte_vdev_device *vdev)
 				RTE_ETH_DEV_INTR_LSC;
 	dev->data->dev_link.link_status = RTE_ETH_LINK_DOWN;
 	rte_eth_dev_probing_finish(dev);
+	ipoib_secondary_serve();
 	IPOIB_LOG(INFO, "%s: port %u created", name, dev->data->port_id);
 	return 0;
 }

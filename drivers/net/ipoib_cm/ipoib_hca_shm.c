@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <rte_common.h>
 #include <rte_ethdev.h>
@@ -561,13 +563,35 @@ arg_ib_mtu(const char *value, void *field)
 	return 0;
 }
 
+/* The port writes the capture file: a path it cannot write is refused. */
 static int
 arg_capture(const char *value, void *field)
 {
 	size_t len = strlen(value);
+	char dir[PATH_MAX];
+	const char *why = NULL;
+	struct stat st;
+	char *slash;
 
 	if (len == 0 || len >= PATH_MAX)
 		return -EINVAL;
+	memcpy(dir, value, len + 1);
+	slash = strrchr(dir, '/');
+	if (slash == NULL)
+		strcpy(dir, ".");
+	else
+		slash[slash == dir ? 1 : 0] = '\0';
+	if (access(dir, W_OK | X_OK) != 0)
+		why = strerror(errno);
+	else if (stat(value, &st) == 0 && S_ISDIR(st.st_mode))
+		why = "it is a directory";
+	else if (access(value, F_OK) == 0 && access(value, W_OK) != 0)
+		why = strerror(errno);
+	if (why != NULL) {
+		IPOIB_LOG(ERR, "devarg capture=%s: the file cannot be written: "
+			  "%s", value, why);
+		return -EINVAL;
+	}
 	memcpy(field, value, len + 1);
 	return 0;
 }
@@ -620,7 +644,8 @@ static const struct ipoib_arg ipoib_shm_args[] = {
 			"0x0002c90300a1b2c3", shm.guid, arg_guid),
 	IPOIB_ARG_PARSE(IPOIB_ARG_IB_MTU, "256, 512, 1024, 2048 or 4096",
 			shm.ib_mtu, arg_ib_mtu),
-	IPOIB_ARG_PARSE(IPOIB_ARG_CAPTURE, "a file path", shm.capture,
+	IPOIB_ARG_PARSE(IPOIB_ARG_CAPTURE, "a path the port can write, in a "
+			"directory that exists", shm.capture,
 			arg_capture),
 	IPOIB_ARG_UINT(IPOIB_ARG_SHM_MAX_QP, "1-65536", shm.max_qp, 1, 65536),
 	IPOIB_ARG_UINT(IPOIB_ARG_SHM_MAX_SRQ_WR, "1-1048576", shm.max_srq_wr,

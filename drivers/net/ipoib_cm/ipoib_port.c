@@ -142,18 +142,6 @@ ipoib_mcast_ah(struct ipoib_priv *priv, const uint8_t *mgid)
 	return ah;
 }
 
-/* Receive a multicast group on the UD QP. */
-int
-ipoib_mcast_join(struct ipoib_priv *priv, const uint8_t *mgid)
-{
-	int ret = priv->ops->mcast_attach(priv->ud_qp, mgid);
-
-	if (ret < 0)
-		IPOIB_LOG(ERR, "cannot join a multicast group: %s",
-			  strerror(-ret));
-	return ret;
-}
-
 static void
 ipoib_port_log(const struct ipoib_priv *priv, const char *name)
 {
@@ -172,7 +160,6 @@ ipoib_port_log(const struct ipoib_priv *priv, const char *name)
 int
 ipoib_port_open(struct ipoib_priv *priv, const char *name)
 {
-	uint8_t mgid[IPOIB_GID_LEN];
 	int ret, pkey_index;
 
 	/* ipoib_config_parse() refused a transport this build lacks */
@@ -211,8 +198,8 @@ ipoib_port_open(struct ipoib_priv *priv, const char *name)
 	priv->eth.pkey = priv->pkey;
 	priv->eth.resolve = ipoib_peer_resolve;
 	priv->eth.resolve_arg = priv;
-	ipoib_mgid_bcast(mgid, priv->pkey);
-	ret = ipoib_mcast_join(priv, mgid);
+	/* the broadcast group, and IPv6's all-nodes */
+	ret = ipoib_mcast_open(priv);
 	if (ret < 0)
 		goto fail_ud;
 	if (priv->ops->test != NULL && priv->ops->test->addr_publish != NULL)
@@ -236,6 +223,7 @@ ipoib_port_close(struct ipoib_priv *priv)
 {
 	if (priv->hca == NULL)
 		return;
+	ipoib_mcast_close(priv);
 	ipoib_ud_close(priv);
 	/* telemetry reads the peer table under the lock */
 	pthread_mutex_lock(&priv->ctrl_lock);

@@ -23,6 +23,7 @@
 
 #include "ipoib_cm.h"
 #include "ipoib_eth.h"
+#include "ipoib_ptype.h"
 #include "ipoib_rxq.h"
 
 #define IPOIB_RX_FRESH	(IPOIB_BURST * 2)	/* mbufs taken per burst */
@@ -162,17 +163,29 @@ ipoib_rx_ipv6_whole(const struct rte_mbuf *m, const struct rte_ipv6_hdr *ip)
 		      rte_be_to_cpu_16(ip->payload_len) <= m->pkt_len);
 }
 
+/* The packet type of an IPv6 frame checked by ipoib_rx_ipv6_whole(). */
+static __rte_always_inline uint32_t
+ipoib_rx_ptype_ipv6(const struct rte_mbuf *m, const struct rte_ipv6_hdr *ip)
+{
+	if (unlikely(ipoib_ptype_ip6_ext(ip->proto)))
+		return ipoib_ptype_slow(m);
+	return RTE_PTYPE_L2_ETHER | RTE_PTYPE_L3_IPV6 |
+	       ipoib_ptype_l4(ip->proto);
+}
+
 /*
  * The common frame: unicast IPv4, or IPv6 that is not ICMPv6 (ND goes to
  * the full emulation). Its 4-byte IPoIB header becomes the 14-byte
- * Ethernet one, from MACs already known; no other byte changes.
+ * Ethernet one, from MACs already known; no other byte changes. The
+ * packet type comes from the IP header just checked.
  */
 static __rte_always_inline bool
 ipoib_rx_fast_decap(struct rte_mbuf *m, const struct rte_ether_addr *dst,
-		    const struct rte_ether_addr *src)
+		    const struct rte_ether_addr *src, uint32_t ptype_mask)
 {
 	const struct ipoib_hdr *h = rte_pktmbuf_mtod(m, const struct ipoib_hdr *);
 	rte_be16_t proto = h->proto;
+	const void *ip = h + 1;
 	struct rte_ether_hdr *eth;
 
 	if (proto == RTE_BE16(RTE_ETHER_TYPE_IPV4)) {
@@ -190,6 +203,9 @@ ipoib_rx_fast_decap(struct rte_mbuf *m, const struct rte_ether_addr *dst,
 	rte_ether_addr_copy(dst, &eth->dst_addr);
 	rte_ether_addr_copy(src, &eth->src_addr);
 	eth->ether_type = proto;
+	m->packet_type = ptype_mask &
+		(proto == RTE_BE16(RTE_ETHER_TYPE_IPV4) ? ipoib_ptype_ipv4(ip) :
+		 ipoib_rx_ptype_ipv6(m, ip));
 	return true;
 }
 
@@ -200,16 +216,20 @@ ipoib_rx_deliver(struct ipoib_rxq *rxq, struct rte_mbuf *m,
 		 bool mcast, struct ipoib_rx_acct *acct)
 {
 	struct ipoib_priv *priv = rxq->priv;
+	/* rte_eth_dev_set_ptypes() may change it at any time */
+	uint32_t ptype_mask = __atomic_load_n(&priv->ptype_mask,
+					      __ATOMIC_RELAXED);
 	struct ipoib_learn learn;
 
 	if (likely(peer != NULL && !mcast &&
-		   ipoib_rx_fast_decap(m, &priv->mac, &peer->mac)))
+		   ipoib_rx_fast_decap(m, &priv->mac, &peer->mac, ptype_mask)))
 		goto done;
 	if (unlikely(ipoib_eth_decap(m, src, mcast, &priv->eth, &learn) < 0)) {
 		IPOIB_STAT_INC(rxq->stats.drop_malformed);
 		rte_pktmbuf_free(m);
 		return false;
 	}
+	m->packet_type = ptype_mask != 0 ? ipoib_ptype_slow(m) & ptype_mask : 0;
 	if (unlikely(learn.valid))
 		ipoib_peer_learn(priv, &learn.hw);
 done:
@@ -281,6 +301,7 @@ ipoib_rx_ud(struct ipoib_rxq *rxq, struct rte_mbuf **pkts, uint16_t n,
 		struct ipoib_hwaddr src;
 		struct ipoib_peer *peer;
 		struct rte_mbuf *m;
+		unsigned int kind;
 		bool mcast;
 
 		if (unlikely(wc[i].status != IPOIB_WC_SUCCESS ||
@@ -297,12 +318,15 @@ ipoib_rx_ud(struct ipoib_rxq *rxq, struct rte_mbuf **pkts, uint16_t n,
 		}
 		grh = rte_pktmbuf_mtod(ring->bufs[(size_t)slot * ring->segs],
 				       const struct ipoib_grh *);
-		if (unlikely(wc[i].src_qp == priv->ud_qpn &&
+		mcast = grh->dgid[0] == 0xff;
+		/* our own multicast; to ourselves (lpbk_mode) is delivered */
+		if (unlikely(mcast && wc[i].src_qp == priv->ud_qpn &&
 			     wc[i].slid == priv->attr.lid)) {
 			IPOIB_STAT_INC(rxq->stats.drop_mcast_loop);
 			goto repost;
 		}
-		mcast = grh->dgid[0] == 0xff;
+		/* the GRH is overwritten by the Ethernet header */
+		kind = unlikely(mcast) ? ipoib_mcast_kind(grh->dgid) : 0;
 		peer = ipoib_rx_ud_source(rxq, &wc[i], grh, &src);
 		m = ipoib_rx_chain(rxq, ring, slot, wc[i].byte_len,
 				   IPOIB_GRH_LEN, &fresh);
@@ -311,6 +335,8 @@ ipoib_rx_ud(struct ipoib_rxq *rxq, struct rte_mbuf **pkts, uint16_t n,
 		if (ipoib_rx_deliver(rxq, m, &src, peer, mcast, acct)) {
 			IPOIB_STAT_INC(rxq->stats.ud_packets);
 			IPOIB_STAT_ADD(rxq->stats.ud_bytes, m->pkt_len);
+			if (unlikely(mcast))
+				IPOIB_STAT_INC(rxq->stats.mc_rx[kind]);
 			pkts[nb++] = m;
 		}
 repost:
@@ -453,6 +479,9 @@ ipoib_rx_burst_tmpl(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 	struct rte_rcu_qsbr *qsbr = rxq->priv->pt.qsbr;
 	uint16_t nb;
 
+	/* rte_eth_dev_rx_queue_stop(): what arrives waits */
+	if (unlikely(__atomic_load_n(&rxq->stopped, __ATOMIC_RELAXED)))
+		return 0;
 	ipoib_queue_enter(&rxq->handoff);
 	rte_rcu_qsbr_thread_online(qsbr, rxq->qsbr_id);
 	nb = ipoib_rx_burst_poll(rxq, pkts, n, srq);

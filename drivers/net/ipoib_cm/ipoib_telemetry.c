@@ -6,6 +6,7 @@
  *   /ipoibcm/conns,<port>[,<first>]  peers from index <first>: state,
  *                                    path, traffic, idle time; a page at a
  *                                    time, "next" says where to go on
+ *   /ipoibcm/mcast,<port>            multicast groups: joined, and why
  */
 
 #include <errno.h>
@@ -175,6 +176,22 @@ ipoib_tel_conns(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+static int
+ipoib_tel_mcast(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct ipoib_priv *priv;
+	unsigned long unused;
+
+	RTE_SET_USED(cmd);
+	priv = ipoib_tel_port(params, &unused);
+	if (priv == NULL)
+		return -EINVAL;
+	pthread_mutex_lock(&priv->ctrl_lock);
+	ipoib_mcast_tel(priv, d);
+	pthread_mutex_unlock(&priv->ctrl_lock);
+	return 0;
+}
+
 RTE_INIT(ipoib_telemetry_init)
 {
 	/* help texts are at most RTE_TEL_MAX_STRING_LEN - 1 bytes */
@@ -183,6 +200,9 @@ RTE_INIT(ipoib_telemetry_init)
 		"Parameters: int port_id") < 0 ||
 	    rte_telemetry_register_cmd("/ipoibcm/conns", ipoib_tel_conns,
 		"Peers of a net_ipoibcm port, 40 from first_peer; 'next' goes "
-		"on. Parameters: int port_id[,int first_peer]") < 0)
+		"on. Parameters: int port_id[,int first_peer]") < 0 ||
+	    rte_telemetry_register_cmd("/ipoibcm/mcast", ipoib_tel_mcast,
+		"Multicast groups of a net_ipoibcm port: MGID, joined, and "
+		"why. Parameters: int port_id") < 0)
 		IPOIB_LOG(ERR, "cannot register the telemetry commands");
 }

@@ -16,6 +16,8 @@
 #include "ipoib_conn.h"
 #include "ipoib_link.h"
 #include "ipoib_log.h"
+#include "ipoib_lpbk.h"
+#include "ipoib_queue_ctl.h"
 #include "ipoib_rxq.h"
 #include "ipoib_trigger.h"
 #include "ipoib_tx.h"
@@ -189,21 +191,22 @@ ipoib_dev_start(struct rte_eth_dev *dev)
 	ret = ipoib_start_queues(dev, priv);
 	if (ret < 0)
 		return ret;
+	ret = ipoib_lpbk_start(dev);
+	if (ret < 0)
+		goto fail_queues;
 	/* before the control thread, which reads and updates it */
 	priv->ops->query_port(priv->hca, &priv->attr);
 	priv->port_active = priv->attr.active;
 	ret = ipoib_ctrl_start(priv);
 	if (ret < 0)
-		goto fail_queues;
+		goto fail_lpbk;
 	dev->rx_pkt_burst = priv->srq ? ipoib_rx_burst_srq :
 					ipoib_rx_burst_nosrq;
 	dev->rx_queue_count = priv->ops->cq_count != NULL ?
 			      ipoib_rx_queue_count : NULL;
-	dev->tx_pkt_burst = ipoib_tx_burst;
-	for (q = 0; q < dev->data->nb_rx_queues; q++)
-		dev->data->rx_queue_state[q] = RTE_ETH_QUEUE_STATE_STARTED;
-	for (q = 0; q < dev->data->nb_tx_queues; q++)
-		dev->data->tx_queue_state[q] = RTE_ETH_QUEUE_STATE_STARTED;
+	dev->tx_pkt_burst = priv->lpbk_ah != NULL ? ipoib_tx_burst_lpbk :
+						     ipoib_tx_burst;
+	ipoib_queues_start_state(dev);
 	/* the control thread reads it (link status) */
 	__atomic_store_n(&priv->started, true, __ATOMIC_RELEASE);
 	ipoib_link_report(priv, false);
@@ -213,6 +216,8 @@ ipoib_dev_start(struct rte_eth_dev *dev)
 		  dev->data->nb_rx_queues, dev->data->nb_tx_queues,
 		  priv->cfg.max_conns);
 	return 0;
+fail_lpbk:
+	ipoib_lpbk_stop(dev);
 fail_queues:
 	for (q = 0; q < dev->data->nb_rx_queues; q++)
 		ipoib_rxq_stop(priv, dev->data->rx_queues[q]);
@@ -232,6 +237,7 @@ ipoib_dev_stop(struct rte_eth_dev *dev)
 	ipoib_set_stopped_bursts(dev);
 	/* no burst runs any more: nothing holds peers or connections */
 	ipoib_queues_enter(dev->data);
+	ipoib_lpbk_stop(dev);
 	for (q = 0; q < dev->data->nb_tx_queues; q++)
 		dev->data->tx_queue_state[q] = RTE_ETH_QUEUE_STATE_STOPPED;
 	ipoib_ctrl_stop(priv);

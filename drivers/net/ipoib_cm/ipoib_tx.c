@@ -20,6 +20,7 @@
 #include "ipoib_cm.h"
 #include "ipoib_frag.h"
 #include "ipoib_log.h"
+#include "ipoib_ptype.h"
 #include "ipoib_tx.h"
 
 #define IPOIB_FRAG_MAX		64	/* fragments of one packet */
@@ -94,14 +95,14 @@ ipoib_tx_peer(struct ipoib_txq *txq, const struct rte_ether_addr *dst)
 	return peer;
 }
 
-static void
+void
 ipoib_tx_drop(struct rte_mbuf *m, uint64_t *counter)
 {
 	IPOIB_STAT_INC(*counter);
 	rte_pktmbuf_free(m);
 }
 
-static void
+void
 ipoib_tx_drop_encap(struct ipoib_txq *txq, struct rte_mbuf *m, int err)
 {
 	ipoib_tx_drop(m, err == -ENOENT ? &txq->stats.drop_no_neigh :
@@ -238,6 +239,7 @@ ipoib_tx_encap(struct ipoib_txq *txq, struct ipoib_tx_run *r, uint16_t i)
 
 	if (!r->rc && r->peer[i] == NULL) {
 		/* multicast: the group is known once the frame is read */
+		ipoib_mcast_snoop(txq, m, true);
 		ret = ipoib_eth_encap(m, &priv->eth, &dst);
 		if (ret < 0)
 			return ret;
@@ -251,6 +253,7 @@ ipoib_tx_encap(struct ipoib_txq *txq, struct ipoib_tx_run *r, uint16_t i)
 		IPOIB_STAT_INC(txq->stats.mcast_packets);
 		return 0;
 	}
+	ipoib_mcast_snoop(txq, m, false);	/* ND names our addresses */
 	return ipoib_eth_encap(m, &priv->eth, &dst);
 }
 
@@ -331,6 +334,8 @@ ipoib_tx_too_long(struct ipoib_txq *txq, struct rte_mbuf *m,
 	icmp = ipoib_icmp_too_big(m, mtu, txq->frag_direct);
 	if (icmp != NULL) {
 		icmp->port = priv->eth_dev->data->port_id;
+		icmp->packet_type = ipoib_ptype_slow(icmp) &
+			__atomic_load_n(&priv->ptype_mask, __ATOMIC_RELAXED);
 		if (rte_ring_enqueue(priv->loopback, icmp) == 0)
 			IPOIB_STAT_INC(txq->stats.icmp_too_big);
 		else
@@ -450,6 +455,9 @@ ipoib_tx_burst(void *q, struct rte_mbuf **pkts, uint16_t n)
 	struct rte_rcu_qsbr *qsbr = txq->priv->pt.qsbr;
 	uint16_t sent;
 
+	/* rte_eth_dev_tx_queue_stop(): the frames stay with the caller */
+	if (unlikely(__atomic_load_n(&txq->stopped, __ATOMIC_RELAXED)))
+		return 0;
 	ipoib_queue_enter(&txq->handoff);
 	rte_rcu_qsbr_thread_online(qsbr, txq->qsbr_id);
 	sent = ipoib_tx_burst_send(txq, pkts, n);

@@ -9,4 +9,8 @@
 
 #define IPOIB_TX_BURST		32	/* frames taken per call */
 
+/* Drop a frame, counted; a frame ipoib_eth_encap() refused with err. */
+void ipoib_tx_drop(struct rte_mbuf *m, uint64_t *counter);
+void ipoib_tx_drop_encap(struct ipoib_txq *txq, struct rte_mbuf *m, int err);
+
 #endif /* IPOIB_TX_H */

@@ -249,4 +249,16 @@ ipoib_mgid_ipv6(uint8_t mgid[IPOIB_GID_LEN], uint16_t pkey,
 	memcpy(&mgid[6], &group[6], 10);
 }
 
+/* IPv6 solicited-node group of an address (RFC 4291 s2.7.1). */
+static inline void
+ipoib_ipv6_solicited(uint8_t group[16], const uint8_t addr[16])
+{
+	memset(group, 0, 16);
+	group[0] = 0xff;
+	group[1] = 0x02;
+	group[11] = 0x01;
+	group[12] = 0xff;
+	memcpy(&group[13], &addr[13], 3);
+}
+
 #endif /* IPOIB_WIRE_H */

@@ -33,6 +33,11 @@ static const struct ipoib_xstat ipoib_rxq_xstats[] = {
 	RXQ("rx_drop_unknown_conn", drop_unknown_conn),
 	RXQ("rx_flushed_wrs", flushed),
 	RXQ("rx_nombuf", nombuf),
+	RXQ("rx_mcast_bcast_packets", mc_rx[IPOIB_MC_K_BCAST]),
+	RXQ("rx_mcast_ipv4_packets", mc_rx[IPOIB_MC_K_IPV4]),
+	RXQ("rx_mcast_allnodes_packets", mc_rx[IPOIB_MC_K_ALLNODES]),
+	RXQ("rx_mcast_solicited_packets", mc_rx[IPOIB_MC_K_SOLICITED]),
+	RXQ("rx_mcast_ipv6_packets", mc_rx[IPOIB_MC_K_IPV6]),
 };
 
 static const struct ipoib_xstat ipoib_txq_xstats[] = {
@@ -48,6 +53,7 @@ static const struct ipoib_xstat ipoib_txq_xstats[] = {
 	TXQ("tx_frag_packets", frag_packets),
 	TXQ("tx_frags", frags),
 	TXQ("tx_icmp_too_big", icmp_too_big),
+	TXQ("tx_mcast_requests_lost", mc_req_lost),
 };
 
 static const struct ipoib_xstat ipoib_ctrl_xstats[] = {
@@ -65,6 +71,13 @@ static const struct ipoib_xstat ipoib_ctrl_xstats[] = {
 	CTL("conn_drain_timeouts", drain_timeouts),
 	CTL("peers_forgotten", peers_forgotten),
 	CTL("conn_pool_reuses", pool_reuses),
+	CTL("mcast_joins", mc_joins),
+	CTL("mcast_joins_refused", mc_joins_refused),
+	CTL("mcast_leaves", mc_leaves),
+	CTL("mcast_list_refused", mc_list_refused),
+	CTL("mac_addr_set_refused", mac_set_refused),
+	CTL("secondary_attaches", sec_attaches),
+	CTL("secondary_refused", sec_refused),
 };
 
 static const struct ipoib_xstat ipoib_hca_xstats[] = {
@@ -100,6 +113,7 @@ static const char *const ipoib_gauge_names[] = {
 	"mem_host_bytes_per_conn",
 	"srq_limit_events",
 	"port_down_events",
+	"mcast_groups",
 };
 
 #define NB_RXQ		RTE_DIM(ipoib_rxq_xstats)
@@ -276,6 +290,7 @@ ipoib_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xs,
 	v[12] = g.conns ? priv->mem_conn_host / g.conns : 0;
 	v[13] = priv->srq_limit_events;
 	v[14] = priv->port_down_events;
+	v[15] = ipoib_mcast_nr_joined(priv);
 	pthread_mutex_unlock(&priv->ctrl_lock);
 	for (i = 0; i < NB_GAUGE; i++)
 		xs[k++].value = v[i];

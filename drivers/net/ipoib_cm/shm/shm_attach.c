@@ -505,7 +505,9 @@ shm_mcg_forget_proc(struct shm_hdr *h, uint32_t proc)
 				&h->qps[SHM_QPN_INDEX(m->members[i])];
 
 			if (q->proc == proc) {
-				m->members[i] = m->members[--m->nr_members];
+				shm_store_relaxed(&m->members[i],
+					m->members[m->nr_members - 1]);
+				shm_store(&m->nr_members, m->nr_members - 1);
 				continue;
 			}
 			i++;

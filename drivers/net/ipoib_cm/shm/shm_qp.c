@@ -237,7 +237,8 @@ shm_qp_destroy(struct shm_qp *qp)
 			for (i = 0; i < nr; i++) {
 				if (m->members[i] == qp->qpn) {
 					/* senders read below nr_members */
-					m->members[i] = m->members[nr - 1];
+					shm_store_relaxed(&m->members[i],
+							  m->members[nr - 1]);
 					shm_store(&m->nr_members, nr - 1);
 					qp->mcgs--;
 					break;

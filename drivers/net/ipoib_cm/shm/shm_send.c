@@ -341,7 +341,8 @@ shm_mcast_attach(struct shm_qp *qp, const uint8_t *mgid)
 			if (m->members[i] == qp->qpn)
 				break;
 		if (i == m->nr_members) {
-			m->members[i] = qp->qpn;
+			/* senders read the slots without the lock */
+			shm_store_relaxed(&m->members[i], qp->qpn);
 			/* a sender reads members below nr_members */
 			shm_store(&m->nr_members, i + 1);
 			qp->mcgs++;
@@ -366,7 +367,13 @@ shm_mcast_detach(struct shm_qp *qp, const uint8_t *mgid)
 	m = shm_mcg_find(f->hdr, mgid);
 	for (i = 0; m != NULL && i < m->nr_members; i++) {
 		if (m->members[i] == qp->qpn) {
-			m->members[i] = m->members[m->nr_members - 1];
+			/*
+			 * A sender that read nr_members before may see the
+			 * last member twice: a datagram duplicated while a
+			 * member leaves, never one lost for the others.
+			 */
+			shm_store_relaxed(&m->members[i],
+					  m->members[m->nr_members - 1]);
 			shm_store(&m->nr_members, m->nr_members - 1);
 			qp->mcgs--;
 			ret = 0;
