@@ -249,6 +249,7 @@ def main():
             "rounds": "%d, interleaved; rate windows of %.1f s; %d round "
             "trips per size and round" % (args.rounds, args.window,
                                           args.pings),
+            "smoke": args.smoke,
             "valgrind": "%s, %d packets per size" % (
                 icount.version() or "valgrind missing", args.icount_packets)}
     if args.out:

@@ -246,6 +246,9 @@ def render(res, meta):
              ":Load: %s" % meta["load"], ":Code: %s" % meta["commit"],
              ":Command: ``%s``" % meta["command"],
              ":Rounds: %s" % meta["rounds"], ""]
+    if meta.get("smoke"):
+        lines += ["**--smoke: a test that the instruments run, with tiny "
+                  "parameters; its figures mean nothing.**", ""]
     if meta.get("plot"):
         lines += ["Plot: ``%s``" % meta["plot"], ""]
     lines += ["Packet rates (testpmd txonly -> rxonly, two processes; "
