@@ -19,12 +19,13 @@ rounds (median/median, best/best). A round measures:
 
 Once per run, as it does not vary with the machine's load: instructions
 per packet of the rx and the tx bursts, counted by callgrind
-(benchlib/icount.py). --out FILE writes the report (reStructuredText)
+(benchlib/icount.py); then perf's top symbols of each testpmd process at
+64 B (benchlib/profile.py). --out FILE writes the report (reStructuredText)
 and the plot beside it (FILE with .png).
 
 usage: devtools/bench.py [--build DIR] [--rounds N] [--window S]
-                         [--pings N] [--icount-packets N] [--out FILE]
-                         [--smoke]
+                         [--pings N] [--icount-packets N] [--no-autotest]
+                         [--no-perf] [--out FILE] [--smoke]
 """
 
 import argparse
@@ -41,7 +42,7 @@ sys.path.insert(0, os.path.join(TOP, "devtools"))
 sys.path.insert(0, os.path.join(TOP, "app/test-ipoibcm/blackbox"))
 
 from benchlib import (autotest, configs, icount, latency,  # noqa: E402
-                      memcpy, plot, rates, report)
+                      memcpy, plot, profile, rates, report)
 
 
 def parse_args():
@@ -57,6 +58,8 @@ def parse_args():
                     help="packets counted under callgrind per size")
     ap.add_argument("--no-autotest", action="store_true",
                     help="leave out pmd_perf_autotest")
+    ap.add_argument("--no-perf", action="store_true",
+                    help="leave out the perf profiles")
     ap.add_argument("--out", help="write the report (RST) here, the plot "
                     "beside it")
     ap.add_argument("--smoke", action="store_true",
@@ -66,6 +69,7 @@ def parse_args():
     if args.smoke:
         args.rounds, args.window, args.pings = 1, 0.2, 100
         args.icount_packets, args.no_autotest = 320, True
+        args.no_perf = True
     for key in ("rounds", "pings", "icount_packets"):
         if getattr(args, key) < 1:
             ap.error("--%s=%s: expected a positive integer" %
@@ -84,7 +88,8 @@ class Run:
     def __init__(self, args):
         self.args = args
         self.res = {"rates": {}, "memcpy": [], "mq": {}, "latency": {},
-                    "autotest": {}, "icount": {}, "errors": []}
+                    "autotest": {}, "icount": {}, "profile": {},
+                    "errors": []}
 
     def attempt(self, what, fn, *a):
         """fn(*a), or None with the failure kept for the report."""
@@ -195,6 +200,15 @@ def icounts(run, env):
                   flush=True)
 
 
+def profiles(run, TestPmd):
+    for cfg in configs.CONFIGS:
+        r = run.attempt("%s perf profile" % cfg, profile.measure, TestPmd,
+                        cfg, configs.unique(cfg, "f", 0),
+                        max(2, int(run.args.window)))
+        if r:
+            run.res["profile"][cfg] = r
+
+
 def machine():
     cpu = "unknown CPU"
     try:
@@ -228,7 +242,7 @@ def main():
 
     run = Run(args)
     run.plugin, run.eal = plugin(), EAL
-    load0 = load()
+    load0, code = load(), commit()
     start = datetime.datetime.now(datetime.timezone.utc)
     for rnd in range(args.rounds):
         print("round %d of %d" % (rnd + 1, args.rounds), flush=True)
@@ -238,11 +252,14 @@ def main():
         round_other(run, ENV, rnd)
     print("instruction counts (callgrind)", flush=True)
     icounts(run, ENV)
+    if not args.no_perf:
+        print("perf profiles at 64 B", flush=True)
+        profiles(run, TestPmd)
     meta = {"date": "%s to %s UTC" % (start.strftime("%Y-%m-%d %H:%M"),
                                       datetime.datetime.now(
                                           datetime.timezone.utc)
                                       .strftime("%H:%M")),
-            "machine": machine(), "commit": commit(),
+            "machine": machine(), "commit": code,
             "load": "load average %s at the start, %s at the end" %
             (load0, load()),
             "command": " ".join(["devtools/bench.py"] + sys.argv[1:]),

@@ -136,21 +136,31 @@ ping_warmup(struct rte_mempool *mp, const struct rte_ether_addr *dst,
 	    uint64_t *seq)
 {
 	uint64_t conn_id, ud_id, ud, ok = 0, end = tsc_after(cfg->timeout_s);
+	uint64_t echoes = 0, lost = 0, ud_echoes = 0;
 	bool conn = bench_xstat_id(PORT, "conns_tx_connected", &conn_id) == 0;
 	bool has_ud = bench_xstat_id(PORT, "rx_ud_packets", &ud_id) == 0;
 
 	ud = has_ud ? bench_xstat(PORT, ud_id) : 0;
 	while (ok < cfg->warmup) {
 		if (bench_quit() || rte_rdtsc() > end) {
-			fprintf(stderr, "ping: no steady echo after %.0f s\n",
-				cfg->timeout_s);
+			fprintf(stderr, "ping: no steady echo after %.0f s: %"
+				PRIu64 " echoes, %" PRIu64 " lost, %" PRIu64
+				" over UD, connected: %s\n", cfg->timeout_s,
+				echoes, lost, ud_echoes, !conn ? "n/a" :
+				bench_xstat(PORT, conn_id) != 0 ? "yes" : "no");
 			return -ETIMEDOUT;
 		}
-		ok = ping_one(mp, dst, src, BENCH_MIN_FRAME, (*seq)++) != 0 ?
-			ok + 1 : 0;
+		if (ping_one(mp, dst, src, BENCH_MIN_FRAME, (*seq)++) != 0) {
+			echoes++;
+			ok++;
+		} else {
+			lost++;
+			ok = 0;
+		}
 		if (conn && bench_xstat(PORT, conn_id) == 0)
 			ok = 0;
 		if (has_ud && bench_xstat(PORT, ud_id) != ud) {
+			ud_echoes += bench_xstat(PORT, ud_id) - ud;
 			ud = bench_xstat(PORT, ud_id);
 			ok = 0;
 		}

@@ -82,9 +82,10 @@ def measure(build, plugin, env, eal_args, cfg, name, sizes, pings):
                            timeout=PING_S)
         res = parse(p.stdout)
         if p.returncode != 0 or set(res) != set(sizes):
-            raise RuntimeError("%s: ping failed (%d):\n%s" %
-                               (name, p.returncode,
-                                (p.stdout + p.stderr)[-2000:]))
+            said = [line for line in (p.stdout + p.stderr).splitlines()
+                    if not line.startswith(("EAL:", "TELEMETRY:"))]
+            raise RuntimeError("%s: ping failed (%d): %s" %
+                               (name, p.returncode, " / ".join(said)[-2000:]))
         return res
     finally:
         echo.send_signal(signal.SIGTERM)

@@ -18,6 +18,7 @@ from benchlib import configs
 WARMUP_S = 0.5		# traffic before a window, at its size
 DRAIN_S = 30		# a hang guard while the receiver empties its queue
 CONNECT_S = 20
+LINK_S = 30
 
 
 def rx_window(b, window_s):
@@ -30,6 +31,16 @@ def rx_window(b, window_s):
     pkts = s1["rx"] - s0["rx"]
     avg = (s1["rx_bytes"] - s0["rx_bytes"]) / pkts if pkts else 0
     return pkts / (t1 - t0) / 1e6, avg
+
+
+def link_up(t):
+    """Until host t's port 0 says its link is up (net_memif's comes up
+    once the client has connected, some time after the start)."""
+    deadline = time.monotonic() + LINK_S
+    while time.monotonic() < deadline:
+        if re.search(r"Link status: up", t.cmd("show port info 0")):
+            return
+    raise RuntimeError("%s: link still down after %d s" % (t.name, LINK_S))
 
 
 def drain(b):
@@ -73,6 +84,8 @@ def measure(TestPmd, cfg, name, sizes, args, window_s, queues=None):
     try:
         b = TestPmd(name + "_b", [vdev_b], args, main_lcore=1)
         a = TestPmd(name + "_a", [vdev_a], args, main_lcore=0)
+        link_up(a)
+        link_up(b)
         a.cmd("set eth-peer 0 %s" % b.mac())
         a.cmd("set fwd txonly")
         b.cmd("set fwd rxonly")

@@ -9,6 +9,7 @@ The input is what devtools/bench.py gathered, every figure per round:
   latency[cfg][size]   [{"median_us", "p99_us", ...} or None per round]
   autotest[cfg]        [{"cycles"} or {"unavailable"} per round]
   icount[cfg]          {size: {"rx", "tx"}} or {"unavailable": reason}
+  profile[cfg]         {"sender": [rows], "receiver": [rows]}
 """
 
 from benchlib import configs
@@ -110,7 +111,7 @@ def icount_rows(res):
                   "rx+tx Ir/pkt", "vs memif"], rows)
 
 
-def icount_top(res, size=64):
+def icount_top(res, size):
     lines = []
     for cfg in configs.CONFIGS:
         ic = res["icount"].get(cfg, {})
@@ -258,7 +259,9 @@ def render(res, meta):
     if res["icount"]:
         lines += ["Instructions per packet inside the bursts (callgrind, "
                   "%s; one process, bursts of 32):" % meta["valgrind"], ""]
-        lines += icount_rows(res) + icount_top(res)
+        lines += icount_rows(res)
+        for size in configs.SMALL:
+            lines += icount_top(res, size)
     if res["latency"]:
         lines += ["Round trips (dpdk-ipoibcm-bench ping/echo, two "
                   "processes; median of the rounds' percentiles, best "
@@ -269,6 +272,11 @@ def render(res, meta):
     if res["autotest"]:
         lines += ["dpdk-test pmd_perf_autotest (two ports of one driver in "
                   "one process):", ""] + autotest_rows(res)
+    for cfg, sides in res["profile"].items():
+        for side, rows in sides.items():
+            lines += ["perf record, %s, 64 B, %s (top symbols, share of "
+                      "samples)::" % (cfg, side), ""]
+            lines += ["    " + r for r in rows] + [""]
     lines += ["Targets (issue 15):", ""] + targets(res) + [""]
     if res["errors"]:
         lines += ["Failures (figures left out)::", ""] + \
