@@ -26,6 +26,7 @@ and the plot beside it (FILE with .png).
 usage: devtools/bench.py [--build DIR] [--rounds N] [--window S]
                          [--pings N] [--icount-packets N] [--no-autotest]
                          [--no-perf] [--out FILE] [--smoke]
+       devtools/bench.py --icount-only [--icount-packets N]
 """
 
 import argparse
@@ -60,6 +61,9 @@ def parse_args():
                     help="leave out pmd_perf_autotest")
     ap.add_argument("--no-perf", action="store_true",
                     help="leave out the perf profiles")
+    ap.add_argument("--icount-only", action="store_true",
+                    help="only the instruction counts (two minutes, the "
+                    "same on any load: the check after each change)")
     ap.add_argument("--out", help="write the report (RST) here, the plot "
                     "beside it")
     ap.add_argument("--smoke", action="store_true",
@@ -70,10 +74,14 @@ def parse_args():
         args.rounds, args.window, args.pings = 1, 0.2, 100
         args.icount_packets, args.no_autotest = 320, True
         args.no_perf = True
-    for key in ("rounds", "pings", "icount_packets"):
+    if args.icount_only:
+        args.rounds, args.no_perf = 0, True
+    for key in ("pings", "icount_packets"):
         if getattr(args, key) < 1:
             ap.error("--%s=%s: expected a positive integer" %
                      (key.replace("_", "-"), getattr(args, key)))
+    if args.rounds < 0 or (args.rounds == 0 and not args.icount_only):
+        ap.error("--rounds=%d: expected a positive integer" % args.rounds)
     if args.window <= 0:
         ap.error("--window=%s: expected a positive number" % args.window)
     if args.out and not os.path.isdir(os.path.dirname(
@@ -269,7 +277,9 @@ def main():
             "smoke": args.smoke,
             "valgrind": "%s, %d packets per size" % (
                 icount.version() or "valgrind missing", args.icount_packets)}
-    if args.out:
+    if args.icount_only:
+        meta["rounds"] = "none (--icount-only)"
+    if args.out and run.res["rates"]:
         png = os.path.splitext(args.out)[0] + ".png"
         why = plot.write(run.res, png, "%s, %s, %s" % (
             meta["date"], meta["commit"], meta["machine"]))
@@ -284,6 +294,8 @@ def main():
     # none at all is a failure of the tool
     got = any(v for c in run.res["rates"].values() for s in c.values()
               for v in s)
+    if args.icount_only:
+        got = all("unavailable" not in v for v in run.res["icount"].values())
     return 0 if got and not (args.smoke and run.res["errors"]) else 1
 
 

@@ -38,23 +38,10 @@ def perf_top(pid, seconds, data):
 
 def measure(TestPmd, cfg, name, seconds):
     """{"sender": [rows], "receiver": [rows]} at 64 B."""
-    vdev_a, vdev_b = configs.vdevs(cfg, name)
-    a = b = None
     report = {}
-    try:
-        b = TestPmd(name + "_b", [vdev_b], configs.SMALL_ARGS, main_lcore=1)
-        a = TestPmd(name + "_a", [vdev_a], configs.SMALL_ARGS, main_lcore=0)
-        rates.link_up(a)
-        rates.link_up(b)
-        a.cmd("set eth-peer 0 %s" % b.mac())
-        a.cmd("set fwd txonly")
+    with rates.pair(TestPmd, cfg, name, configs.SMALL_ARGS) as (a, b):
         a.cmd("set txpkts 64")
-        b.cmd("set fwd rxonly")
-        b.cmd("start")
         a.cmd("start")
-        if cfg in configs.IPOIB and not a.wait_xstat(
-                "conns_tx_connected", 1, rates.CONNECT_S):
-            raise RuntimeError("%s: no connection" % name)
         time.sleep(rates.WARMUP_S)	# traffic settles
         with tempfile.TemporaryDirectory(prefix="ipoibcm-bench-perf-") as d:
             for side, t in (("sender", a), ("receiver", b)):
@@ -62,9 +49,4 @@ def measure(TestPmd, cfg, name, seconds):
                                         os.path.join(d, side + ".data"))
         a.cmd("stop")
         b.cmd("stop")
-    finally:
-        for t in (a, b):
-            if t is not None:
-                t.quit()
-        configs.cleanup(cfg, name)
     return report

@@ -10,6 +10,7 @@ cores), and the per-queue packet counts come from testpmd's per-stream
 statistics, the same for every driver.
 """
 
+import contextlib
 import re
 import time
 
@@ -68,19 +69,13 @@ def per_queue(out, what):
         + what + r":\s*(\d+)", out, re.S)}
 
 
-def measure(TestPmd, cfg, name, sizes, args, window_s, queues=None):
-    """One pair of testpmd processes, one window per size.
-
-    Returns {size: {...}}; with queues (a count), the frames' source
-    addresses vary (--txonly-multi-flow, for RSS) and "rxq" and "txq" say
-    {queue: packets} over the run.
-    """
+@contextlib.contextmanager
+def pair(TestPmd, cfg, name, args):
+    """Hosts A (txonly, stopped) and B (rxonly, started), links up; for
+    net_ipoibcm, A's connection to B is up and B has drained the frames
+    that made it. Both quit and what they leave is removed at the end."""
     vdev_a, vdev_b = configs.vdevs(cfg, name)
-    if queues is not None:
-        args = args + ["--rxq=%d" % queues, "--txq=%d" % queues,
-                       "--txonly-multi-flow"]
-    b = a = None
-    res = {}
+    a = b = None
     try:
         b = TestPmd(name + "_b", [vdev_b], args, main_lcore=1)
         a = TestPmd(name + "_a", [vdev_a], args, main_lcore=0)
@@ -98,6 +93,26 @@ def measure(TestPmd, cfg, name, sizes, args, window_s, queues=None):
                                    (name, CONNECT_S))
             a.cmd("stop")
             drain(b)
+        yield a, b
+    finally:
+        for t in (a, b):
+            if t is not None:
+                t.quit()
+        configs.cleanup(cfg, name)
+
+
+def measure(TestPmd, cfg, name, sizes, args, window_s, queues=None):
+    """One pair of testpmd processes, one window per size.
+
+    Returns {size: {...}}; with queues (a count), the frames' source
+    addresses vary (--txonly-multi-flow, for RSS) and "rxq" and "txq" say
+    {queue: packets} over the run.
+    """
+    if queues is not None:
+        args = args + ["--rxq=%d" % queues, "--txq=%d" % queues,
+                       "--txonly-multi-flow"]
+    res = {}
+    with pair(TestPmd, cfg, name, args) as (a, b):
         for size in sizes:
             out = a.cmd("set txpkts %s" % configs.TXPKTS[size])
             if "Bad" in out:
@@ -119,9 +134,4 @@ def measure(TestPmd, cfg, name, sizes, args, window_s, queues=None):
         if queues is not None:
             res["rxq"] = per_queue(out_b, "RX-packets")
             res["txq"] = per_queue(out_a, "TX-packets")
-    finally:
-        for t in (a, b):
-            if t is not None:
-                t.quit()
-        configs.cleanup(cfg, name)
     return res

@@ -196,15 +196,7 @@ def autotest_rows(res):
     return table(["Ports", "cycles/packet (median of rounds)"], rows)
 
 
-def targets(res):
-    """The targets of issue 15, each with its figure and verdict."""
-    out = []
-
-    def add(what, value, limit, higher=True, spec="%.2fx"):
-        out.append("- %s: %s (target %s %s): **%s**" % (
-            what, fmt(value, spec), ">=" if higher else "<=",
-            spec % limit, verdict(value, limit, higher)))
-
+def rate_targets(res, add):
     for cfg in configs.IPOIB:
         for size, limit in ((64, 1.0), (1500, 1.0), (1500, 1.5)):
             med, bst, _ = rate_stats(res, cfg, size)
@@ -214,30 +206,47 @@ def targets(res):
             add("%s, %d B packet rate vs memif, best/best" % (cfg, size),
                 ratio(bst, mb), limit)
     for cfg in configs.IPOIB:
-        for size in configs.SMALL:
-            add("%s, %d B instructions per packet (rx+tx) vs memif" %
-                (cfg, size), ratio(icount_total(res, cfg, size),
-                                   icount_total(res, configs.MEMIF, size)),
-                1.0, higher=False)
-    for cfg in configs.IPOIB:
         m, b = large_ratio(res, cfg)
         add("%s, 64 KiB Gbit/s vs single-core memcpy, median/median" % cfg,
             m, 0.95)
         add("%s, 64 KiB Gbit/s vs single-core memcpy, best/best" % cfg,
             b, 0.95)
-    for cfg in configs.IPOIB:
-        for size in configs.SMALL:
-            for k, name in (("median_us", "median"), ("p99_us", "p99")):
-                add("%s, %d B round trip %s vs memif" % (cfg, size, name),
-                    ratio(lat_stats(res, cfg, size, k)[0],
-                          lat_stats(res, configs.MEMIF, size, k)[0]),
+
+
+def targets(res):
+    """The targets of issue 15, each with its figure and verdict."""
+    out = []
+
+    def add(what, value, limit, higher=True, spec="%.2fx"):
+        out.append("- %s: %s (target %s %s): **%s**" % (
+            what, fmt(value, spec), ">=" if higher else "<=",
+            spec % limit, verdict(value, limit, higher)))
+
+    if res["rates"]:
+        rate_targets(res, add)
+    if res["icount"]:
+        for cfg in configs.IPOIB:
+            for size in configs.SMALL:
+                add("%s, %d B instructions per packet (rx+tx) vs memif" %
+                    (cfg, size),
+                    ratio(icount_total(res, cfg, size),
+                          icount_total(res, configs.MEMIF, size)),
                     1.0, higher=False)
-    mem = autotest_stats(res, configs.MEMIF)[0]
-    for cfg in configs.IPOIB:
-        cyc, why = autotest_stats(res, cfg)
-        add("%s, pmd_perf_autotest cycles/packet vs memif%s" %
-            (cfg, "" if why is None else " (%s)" % why), ratio(cyc, mem),
-            1.0, higher=False)
+    if res["latency"]:
+        for cfg in configs.IPOIB:
+            for size in configs.SMALL:
+                for k, name in (("median_us", "median"), ("p99_us", "p99")):
+                    add("%s, %d B round trip %s vs memif" % (cfg, size, name),
+                        ratio(lat_stats(res, cfg, size, k)[0],
+                              lat_stats(res, configs.MEMIF, size, k)[0]),
+                        1.0, higher=False)
+    if res["autotest"]:
+        mem = autotest_stats(res, configs.MEMIF)[0]
+        for cfg in configs.IPOIB:
+            cyc, why = autotest_stats(res, cfg)
+            add("%s, pmd_perf_autotest cycles/packet vs memif%s" %
+                (cfg, "" if why is None else " (%s)" % why),
+                ratio(cyc, mem), 1.0, higher=False)
     return out
 
 
@@ -252,8 +261,9 @@ def render(res, meta):
                   "parameters; its figures mean nothing.**", ""]
     if meta.get("plot"):
         lines += ["Plot: ``%s``" % meta["plot"], ""]
-    lines += ["Packet rates (testpmd txonly -> rxonly, two processes; "
-              "ratios from the same rounds):", ""] + rate_rows(res)
+    if res["rates"]:
+        lines += ["Packet rates (testpmd txonly -> rxonly, two processes; "
+                  "ratios from the same rounds):", ""] + rate_rows(res)
     if res["memcpy"]:
         lines += memcpy_rows(res)
     if res["icount"]:
