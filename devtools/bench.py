@@ -34,6 +34,7 @@ import datetime
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
 import traceback
@@ -209,6 +210,10 @@ def icounts(run, env):
 
 
 def profiles(run, TestPmd):
+    if shutil.which("perf") is None:
+        run.res["profile_unavailable"] = "perf not installed (package " \
+            "linux-perf, devtools/setup.sh)"
+        return
     for cfg in configs.CONFIGS:
         r = run.attempt("%s perf profile" % cfg, profile.measure, TestPmd,
                         cfg, configs.unique(cfg, "f", 0),

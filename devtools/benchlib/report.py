@@ -282,6 +282,9 @@ def render(res, meta):
     if res["autotest"]:
         lines += ["dpdk-test pmd_perf_autotest (two ports of one driver in "
                   "one process):", ""] + autotest_rows(res)
+    if res.get("profile_unavailable"):
+        lines += ["perf profiles unavailable: %s" %
+                  res["profile_unavailable"], ""]
     for cfg, sides in res["profile"].items():
         for side, rows in sides.items():
             lines += ["perf record, %s, 64 B, %s (top symbols, share of "
