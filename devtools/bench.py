@@ -72,7 +72,7 @@ def parse_args():
                     "test that the tools run, not a measurement)")
     args = ap.parse_args()
     if args.smoke:
-        args.rounds, args.window, args.pings = 1, 0.2, 100
+        args.rounds, args.window, args.pings = 1, 1.0, 100
         args.icount_packets, args.no_autotest = 320, True
         args.no_perf = True
     if args.icount_only:

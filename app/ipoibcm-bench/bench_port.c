@@ -19,6 +19,8 @@
 #include "bench.h"
 
 #define BENCH_UDP_PORT	9	/* discard */
+/* 198.18.0.1 -> 198.18.0.2, the benchmarking range (RFC 2544) */
+#define BENCH_IP(d)	((UINT32_C(198) << 24) | (UINT32_C(18) << 16) | (d))
 
 static volatile sig_atomic_t quit;
 
@@ -130,8 +132,8 @@ bench_frame(struct rte_mempool *mp, const struct rte_ether_addr *dst,
 	ip->time_to_live = 64;
 	ip->next_proto_id = IPPROTO_UDP;
 	ip->total_length = rte_cpu_to_be_16(size - RTE_ETHER_HDR_LEN);
-	ip->src_addr = rte_cpu_to_be_32(RTE_IPV4(198, 18, 0, 1));
-	ip->dst_addr = rte_cpu_to_be_32(RTE_IPV4(198, 18, 0, 2));
+	ip->src_addr = rte_cpu_to_be_32(BENCH_IP(1));
+	ip->dst_addr = rte_cpu_to_be_32(BENCH_IP(2));
 	ip->hdr_checksum = rte_ipv4_cksum(ip);
 	udp = (struct rte_udp_hdr *)(ip + 1);
 	udp->src_port = rte_cpu_to_be_16(BENCH_UDP_PORT);

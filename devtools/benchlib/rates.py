@@ -22,16 +22,20 @@ CONNECT_S = 20
 LINK_S = 30
 
 
-def rx_window(b, window_s):
+def rx_window(a, b, window_s):
     """B's receive rate over one window: (Mpps, bytes per packet)."""
-    s0 = b.stats()
+    a0, s0 = a.stats(), b.stats()
     t0 = time.monotonic()
     time.sleep(window_s)	# the measurement window itself
     s1 = b.stats()
     t1 = time.monotonic()
     pkts = s1["rx"] - s0["rx"]
-    avg = (s1["rx_bytes"] - s0["rx_bytes"]) / pkts if pkts else 0
-    return pkts / (t1 - t0) / 1e6, avg
+    if pkts == 0:
+        raise RuntimeError("%s received nothing in %.1f s; %s sent %d "
+                           "frames since %.1f s before" % (
+                               b.name, t1 - t0, a.name,
+                               a.stats()["tx"] - a0["tx"], t1 - t0))
+    return pkts / (t1 - t0) / 1e6, (s1["rx_bytes"] - s0["rx_bytes"]) / pkts
 
 
 def link_up(t):
@@ -122,7 +126,7 @@ def measure(TestPmd, cfg, name, sizes, args, window_s, queues=None):
             if "Fail" in out or "not all" in out.lower():
                 raise RuntimeError("%s: %s" % (name, out))
             time.sleep(WARMUP_S)	# traffic settles at the new size
-            mpps, avg = rx_window(b, window_s)
+            mpps, avg = rx_window(a, b, window_s)
             out_a = a.cmd("stop")
             drain(b)
             if abs(avg - size) > 1:
