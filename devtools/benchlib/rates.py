@@ -18,7 +18,7 @@ from benchlib import configs
 
 WARMUP_S = 0.5		# traffic before a window, at its size
 DRAIN_S = 30		# a hang guard while the receiver empties its queue
-CONNECT_S = 20
+CONNECT_S = 60	# a hang guard: sanitizer builds connect slowly
 LINK_S = 30
 
 
