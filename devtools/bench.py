@@ -268,6 +268,7 @@ def main():
     if not args.no_perf:
         print("perf profiles at 64 B", flush=True)
         profiles(run, TestPmd)
+    configs.cleanup_runtime()
     meta = {"date": "%s to %s UTC" % (start.strftime("%Y-%m-%d %H:%M"),
                                       datetime.datetime.now(
                                           datetime.timezone.utc)

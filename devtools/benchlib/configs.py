@@ -7,7 +7,9 @@ nothing of one run can meet another engineer's (or the previous round's)
 fabric, socket or file prefix.
 """
 
+import glob
 import os
+import shutil
 
 MEMIF = "memif"
 SRQ_ON = "ipoibcm srq=on"
@@ -76,9 +78,22 @@ def one_process_vdevs(cfg, name):
 
 
 def cleanup(cfg, name):
-    """What a crashed process may leave behind: memif's socket file."""
-    if cfg == MEMIF:
+    """What a crashed process may leave behind: memif's socket file, the
+    shm fabric's segments (/dev/shm/ipoibcm.<fabric>*)."""
+    paths = [memif_socket(name)] if cfg == MEMIF else \
+        glob.glob("/dev/shm/ipoibcm.%s" % name) + \
+        glob.glob("/dev/shm/ipoibcm.%s.*" % name)
+    for p in paths:
         try:
-            os.unlink(memif_socket(name))
+            os.unlink(p)
         except FileNotFoundError:
             pass
+
+
+def cleanup_runtime():
+    """EAL's runtime directories of this run's processes: every file
+    prefix of the run ends in _<pid>_<round> or _<pid> (testpmd.py)."""
+    pid = os.getpid()
+    for d in glob.glob("/var/run/dpdk/b*_%d_*" % pid) + \
+            glob.glob("/var/run/dpdk/b*_%d" % pid):
+        shutil.rmtree(d, ignore_errors=True)
