@@ -1,20 +1,32 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Benchmark: net_ipoibcm against DPDK's net_memif, and memcpy.
+"""Benchmark: net_ipoibcm (srq=on, srq=off) against DPDK's net_memif.
 
-Two stock dpdk-testpmd processes (one host each, forwarding lcores on
-different cores) run txonly -> rxonly over:
-  - net_ipoibcm on the shm fabric, SRQ and non-SRQ, connected mode (RC),
-  - net_memif (server/client on a unix socket),
-at 64, 1500 and 9000 bytes, and net_ipoibcm also at 64000 bytes (memif
-moves 2 KiB buffers). The receiver's packet count is sampled over several
-windows; the median rate is reported. A single-core memcpy of 64000-byte
-blocks (dpdk-test-ipoibcm perf_memcpy) is the bandwidth baseline.
+Interleaved rounds: each round runs every configuration once, in turn
+(memif, ipoibcm srq=on, ipoibcm srq=off), measurement by measurement, so
+a machine that changes speed during the run (a shared one does) slows
+every configuration of a round alike. Per configuration it reports the
+median and the best of the rounds, and ratios to memif from the same
+rounds (median/median, best/best). A round measures:
 
-Everything runs in one invocation on the same machine, so the ratios are
-what to read on a shared, noisy machine.
+  - packet rates: two stock dpdk-testpmd processes, txonly -> rxonly,
+    at 64 and 1500 B (all three), 9000 and 65534 B (net_ipoibcm only:
+    net_memif of DPDK 22.11 refuses frames over 1518 B), one window each;
+  - 1 and 2 queue pairs at 64 B (the same pair, --rxq/--txq 2);
+  - round trips at 64 and 1500 B: dpdk-ipoibcm-bench ping against echo;
+  - single-core memcpy of 64000 B blocks (dpdk-test-ipoibcm perf_memcpy);
+  - stock dpdk-test pmd_perf_autotest on two ports of each driver.
 
-usage: devtools/bench.py [--build DIR] [--windows N] [--out FILE]
+Once per run, as it does not vary with the machine's load: instructions
+per packet of the rx and the tx bursts, counted by callgrind
+(benchlib/icount.py); then perf's top symbols of each testpmd process at
+64 B (benchlib/profile.py). --out FILE writes the report (reStructuredText)
+and the plot beside it (FILE with .png).
+
+usage: devtools/bench.py [--build DIR] [--rounds N] [--window S]
+                         [--pings N] [--icount-packets N] [--no-autotest]
+                         [--no-perf] [--out FILE] [--smoke]
+       devtools/bench.py --icount-only [--icount-packets N]
 """
 
 import argparse
@@ -22,204 +34,276 @@ import datetime
 import os
 import platform
 import re
-import statistics
+import shutil
 import subprocess
 import sys
-import time
+import traceback
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(TOP, "devtools"))
 sys.path.insert(0, os.path.join(TOP, "app/test-ipoibcm/blackbox"))
 
-SIZES = [(64, "64"), (1500, "1500"), (9000, "9000"),
-         (64000, "16000,16000,16000,16000")]
-WINDOW_S = 1.0
+from benchlib import (autotest, configs, icount, latency,  # noqa: E402
+                      memcpy, plot, profile, rates, report)
 
 
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(TOP, "build"))
-    ap.add_argument("--windows", type=int, default=5,
-                    help="measurement windows per point (median)")
-    ap.add_argument("--out", help="also write the report (markdown) here")
-    return ap.parse_args()
+    ap.add_argument("--rounds", type=int, default=5,
+                    help="interleaved rounds (default 5)")
+    ap.add_argument("--window", type=float, default=2.0,
+                    help="seconds of each rate window (default 2)")
+    ap.add_argument("--pings", type=int, default=50000,
+                    help="round trips per size and round (default 50000)")
+    ap.add_argument("--icount-packets", type=int, default=32000,
+                    help="packets counted under callgrind per size")
+    ap.add_argument("--no-autotest", action="store_true",
+                    help="leave out pmd_perf_autotest")
+    ap.add_argument("--no-perf", action="store_true",
+                    help="leave out the perf profiles")
+    ap.add_argument("--icount-only", action="store_true",
+                    help="only the instruction counts (two minutes, the "
+                    "same on any load: the check after each change)")
+    ap.add_argument("--out", help="write the report (RST) here, the plot "
+                    "beside it")
+    ap.add_argument("--smoke", action="store_true",
+                    help="every instrument once with tiny parameters (a "
+                    "test that the tools run, not a measurement)")
+    args = ap.parse_args()
+    if args.smoke:
+        args.rounds, args.window, args.pings = 1, 1.0, 100
+        args.icount_packets, args.no_autotest = 320, True
+        args.no_perf = True
+    if args.icount_only:
+        args.rounds, args.no_perf = 0, True
+    for key in ("pings", "icount_packets"):
+        if getattr(args, key) < 1:
+            ap.error("--%s=%s: expected a positive integer" %
+                     (key.replace("_", "-"), getattr(args, key)))
+    if args.rounds < 0 or (args.rounds == 0 and not args.icount_only):
+        ap.error("--rounds=%d: expected a positive integer" % args.rounds)
+    if args.window <= 0:
+        ap.error("--window=%s: expected a positive number" % args.window)
+    if args.out and not os.path.isdir(os.path.dirname(
+            os.path.abspath(args.out))):
+        ap.error("--out=%s: no such directory" % args.out)
+    return args
 
 
-def rx_rate(rx_host, windows):
-    """Median receive rate over windows: (Mpps, bytes per packet)."""
-    rates, sizes = [], []
-    prev = rx_host.stats()
-    t_prev = time.monotonic()
-    for _ in range(windows):
-        time.sleep(WINDOW_S)	# a measurement window
-        cur = rx_host.stats()
-        t = time.monotonic()
-        pkts = cur["rx"] - prev["rx"]
-        rates.append(pkts / (t - t_prev) / 1e6)
-        if pkts:
-            sizes.append((cur["rx_bytes"] - prev["rx_bytes"]) / pkts)
-        prev, t_prev = cur, t
-    return statistics.median(rates), (statistics.median(sizes)
-                                      if sizes else 0)
+class Run:
+    """The figures of every round, and what failed."""
+
+    def __init__(self, args):
+        self.args = args
+        self.res = {"rates": {}, "memcpy": [], "mq": {}, "latency": {},
+                    "autotest": {}, "icount": {}, "profile": {},
+                    "errors": []}
+
+    def attempt(self, what, fn, *a):
+        """fn(*a), or None with the failure kept for the report."""
+        try:
+            return fn(*a)
+        except Exception as e:	# a failed point must not end the run
+            msg = "%s: %s" % (what, e)
+            print("  FAILED " + msg, flush=True)
+            if not isinstance(e, RuntimeError):
+                traceback.print_exc()
+            self.res["errors"].append(msg)
+            return None
 
 
-def run_pair(TestPmd, name, vdev_a, vdev_b, args, sizes, windows,
-             connect=None):
-    """txonly on A -> rxonly on B for each size; {size: (Mpps, Gbit/s)}."""
-    b = TestPmd(name + "_b", [vdev_b], args, main_lcore=1, mbufs=16384)
-    a = TestPmd(name + "_a", [vdev_a], args, main_lcore=0, mbufs=16384)
-    res = {}
-    try:
-        a.cmd("set eth-peer 0 %s" % b.mac())
-        a.cmd("set fwd txonly")
-        b.cmd("set fwd rxonly")
-        b.cmd("start")
-        if connect is not None:
-            a.cmd("set txpkts 64")
-            a.cmd("start")
-            if not a.wait_xstat(connect, 1):
-                raise RuntimeError("%s: no connection" % name)
-            a.cmd("stop")
-        for size, spec in sizes:
-            out = a.cmd("set txpkts %s" % spec)
-            if "Bad" in out:
-                raise RuntimeError("%s: testpmd refused txpkts %s" %
-                                   (name, spec))
-            out = a.cmd("start")
-            if "Fail" in out or "not all" in out.lower():
-                raise RuntimeError("%s: %s" % (name, out))
-            mpps, avg = rx_rate(b, windows)
-            a.cmd("stop")
-            b.settle_rx()
-            res[size] = (mpps, mpps * 1e6 * avg * 8 / 1e9, avg)
-            print("  %-18s %6d B: %7.3f Mpps %7.2f Gbit/s" %
-                  (name, size, mpps, res[size][1]), flush=True)
-        b.cmd("stop")
-    finally:
-        a.quit()
-        b.quit()
-    return res
+def record(table, cfg, key, value):
+    table.setdefault(cfg, {}).setdefault(key, []).append(value)
 
 
-def memcpy_baseline(build):
-    exe = os.path.join(build, "app/test-ipoibcm/dpdk-test-ipoibcm")
-    out = subprocess.run([exe, "--no-huge", "-m", "1024", "--no-pci",
-                          "--no-shconf", "--file-prefix=bench_memcpy",
-                          "--", "perf_memcpy"], capture_output=True,
-                         text=True, check=True).stdout
-    return {k: float(v) for k, v in
-            re.findall(r"memcpy \d+ B blocks, ([^:]+): ([\d.]+) Gbit/s", out)}
+def round_rates(run, TestPmd, rnd):
+    res, args = run.res, run.args
+    for cfg in configs.CONFIGS:
+        groups = [(configs.SMALL, configs.SMALL_ARGS, "s")]
+        if cfg in configs.IPOIB:
+            groups.append((configs.LARGE, configs.LARGE_ARGS, "l"))
+        for sizes, targs, what in groups:
+            name = configs.unique(cfg, what, rnd)
+            r = run.attempt("%s rates %s round %d" % (cfg, sizes, rnd),
+                            rates.measure, TestPmd, cfg, name, sizes,
+                            targs, args.window) or {}
+            for size in sizes:
+                record(res["rates"], cfg, size, r.get(size))
+                if r.get(size):
+                    print("  %-16s %6d B: %8.3f Mpps %8.2f Gbit/s" %
+                          (cfg, size, r[size]["mpps"], r[size]["gbps"]),
+                          flush=True)
 
 
-def perf_profile(TestPmd, windows):
-    """Where the time goes at 64 B: perf on both sides, top symbols."""
-    fab = "bench_prof_%d" % os.getpid()
-    args = ["--rxd=1024", "--txd=1024"]
-    b = TestPmd("bprof_b", ["net_ipoibcm0,fabric=%s,guid=0xb2" % fab], args,
-                main_lcore=1)
-    a = TestPmd("bprof_a", ["net_ipoibcm0,fabric=%s,guid=0xa2" % fab], args,
-                main_lcore=0)
-    report = {}
-    try:
-        a.cmd("set eth-peer 0 %s" % b.mac())
-        a.cmd("set fwd txonly")
-        a.cmd("set txpkts 64")
-        b.cmd("set fwd rxonly")
-        b.cmd("start")
-        a.cmd("start")
-        a.wait_xstat("conns_tx_connected", 1)
-        for side, t in (("sender", a), ("receiver", b)):
-            data = "/tmp/bench-perf-%s.data" % side
-            subprocess.run(["perf", "record", "-q", "-o", data, "-p",
-                            str(t.p.pid), "--", "sleep", str(windows)],
-                           capture_output=True)
-            out = subprocess.run(["perf", "report", "-i", data, "--stdio",
-                                  "--no-children", "--sort", "symbol",
-                                  "-g", "none"], capture_output=True,
-                                 text=True).stdout
-            rows = [l.strip() for l in out.splitlines()
-                    if re.match(r"\s+[\d.]+%", l)][:12]
-            report[side] = rows
-            os.unlink(data)
-        a.cmd("stop")
-        b.cmd("stop")
-    finally:
-        a.quit()
-        b.quit()
-    return report
+def round_mq(run, TestPmd, rnd):
+    for cfg in configs.CONFIGS:
+        for q in (1, 2):
+            name = configs.unique(cfg, "q%d" % q, rnd)
+            r = run.attempt("%s %d queue(s) round %d" % (cfg, q, rnd),
+                            rates.measure, TestPmd, cfg, name, [64],
+                            configs.SMALL_ARGS, run.args.window, q)
+            point = None
+            if r:
+                point = dict(r[64], rxq=r.get("rxq"), txq=r.get("txq"))
+                print("  %-16s %d queue(s): %8.3f Mpps rx by queue %s" %
+                      (cfg, q, point["mpps"], point["rxq"]), flush=True)
+            record(run.res["mq"], cfg, q, point)
 
 
-def main():
-    args = parse_args()
-    os.environ["IPOIBCM_BUILD"] = args.build
-    from testpmd import TestPmd
-
-    pid = os.getpid()
-    common = ["--max-pkt-len=65534", "--enable-scatter",
-              "--tx-offloads=0x8000", "--mbuf-size=16512", "--rxd=1024",
-              "--txd=1024"]
-    results = {}
-    for srq in ("on", "off"):
-        fab = "bench_%s_%d" % (srq, pid)
-        results["ipoibcm srq=" + srq] = run_pair(
-            TestPmd, "ipoibcm_" + srq,
-            "net_ipoibcm0,fabric=%s,guid=0xa1,srq=%s" % (fab, srq),
-            "net_ipoibcm0,fabric=%s,guid=0xb1,srq=%s" % (fab, srq),
-            common, SIZES, args.windows, connect="conns_tx_connected")
-    sock = "/run/ipoibcm-bench-memif-%d.sock" % pid
-    # net_memif of DPDK 22.11 takes frames of at most 1518 bytes
-    # (max_rx_pktlen): no 9000-byte point for it
-    results["memif"] = run_pair(
-        TestPmd, "memif",
-        "net_memif0,role=client,socket=%s,socket-abstract=no" % sock,
-        "net_memif0,role=server,socket=%s,socket-abstract=no" % sock,
-        ["--mbuf-size=2176", "--rxd=1024", "--txd=1024"],
-        [(64, "64"), (1500, "1500")], args.windows)
-    mc = memcpy_baseline(args.build)
-    prof = perf_profile(TestPmd, 2)
-    report = format_report(results, mc, prof)
-    print(report)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(report)
+def round_latency(run, env, rnd):
+    args = run.args
+    for cfg in configs.CONFIGS:
+        name = configs.unique(cfg, "p", rnd)
+        r = run.attempt("%s latency round %d" % (cfg, rnd), latency.measure,
+                        args.build, run.plugin, env, run.eal, cfg, name,
+                        configs.SMALL, args.pings) or {}
+        for size in configs.SMALL:
+            record(run.res["latency"], cfg, size, r.get(size))
+            if r.get(size):
+                print("  %-16s %6d B: rtt median %.2f us p99 %.2f us "
+                      "p99.9 %.2f us" % (cfg, size, r[size]["median_us"],
+                                         r[size]["p99_us"],
+                                         r[size]["p999_us"]), flush=True)
 
 
-def format_report(results, mc, prof):
-    cpu = "unknown"
+def round_other(run, env, rnd):
+    r = run.attempt("memcpy round %d" % rnd, memcpy.measure, run.args.build,
+                    env, run.eal, "bmemcpy_%d_%d" % (os.getpid(), rnd))
+    run.res["memcpy"].append(r)
+    if r:
+        print("  memcpy %s: %.2f Gbit/s" % (memcpy.BASELINE,
+                                           r[memcpy.BASELINE]), flush=True)
+    if run.args.no_autotest:
+        return
+    for cfg in configs.CONFIGS:
+        r = run.attempt("%s pmd_perf_autotest round %d" % (cfg, rnd),
+                        autotest.measure, run.plugin, env, run.eal, cfg,
+                        configs.unique(cfg, "t", rnd))
+        run.res["autotest"].setdefault(cfg, []).append(r)
+        if r:
+            print("  %-16s pmd_perf_autotest: %s" % (
+                cfg, r.get("cycles", r.get("unavailable"))), flush=True)
+
+
+def icounts(run, env):
+    why = None
+    if icount.version() is None:
+        why = "valgrind not installed (devtools/setup.sh)"
+    elif "LD_PRELOAD" in env:
+        why = "a sanitizer build: valgrind cannot run it"
+    if why is not None:
+        for cfg in configs.CONFIGS:
+            run.res["icount"][cfg] = {"unavailable": why}
+        return
+    for cfg in configs.CONFIGS:
+        r = run.attempt("%s instruction counts" % cfg, icount.run,
+                        run.args.build, run.plugin, env, run.eal, cfg,
+                        configs.unique(cfg, "c", 0), configs.SMALL,
+                        run.args.icount_packets)
+        run.res["icount"][cfg] = r or {"unavailable": "callgrind run "
+                                       "failed (see Failures)"}
+        for size in (r or {}):
+            print("  %-16s %6d B: rx %.0f tx %.0f instructions/packet" %
+                  (cfg, size, r[size]["rx"]["ir"], r[size]["tx"]["ir"]),
+                  flush=True)
+
+
+def profiles(run, TestPmd):
+    if shutil.which("perf") is None:
+        run.res["profile_unavailable"] = "perf not installed (package " \
+            "linux-perf, devtools/setup.sh)"
+        return
+    for cfg in configs.CONFIGS:
+        r = run.attempt("%s perf profile" % cfg, profile.measure, TestPmd,
+                        cfg, configs.unique(cfg, "f", 0),
+                        max(2, int(run.args.window)))
+        if r:
+            run.res["profile"][cfg] = r
+
+
+def machine():
+    cpu = "unknown CPU"
     try:
         with open("/proc/cpuinfo") as f:
             cpu = re.search(r"model name\s*:\s*(.*)", f.read()).group(1)
     except (OSError, AttributeError):
         pass
-    lines = ["Date: %s  " % datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
-             "Machine: %s, %d CPUs, %s, kernel %s  " %
-             (cpu, os.cpu_count(), platform.machine(), platform.release()),
-             "Command: `devtools/bench.py` (medians of 1-second windows)",
-             "", "Single-core memcpy of 64000 B blocks (dpdk-test-ipoibcm "
-             "perf_memcpy):", ""] + ["- %s: %.2f Gbit/s" % kv for kv in
-                                     mc.items()] + [
-             "", "The baseline below is the hot-source case, the fabric's own "
-             "pattern (sender mbufs come from the mempool cache; a posted "
-             "receive buffer is written a ring after it was last used).", "",
-             "| path | size B | Mpps | Gbit/s | vs memif (pps) | "
-             "vs memcpy (bw) |",
-             "|---|---:|---:|---:|---:|---:|"]
-    memif = results.get("memif", {})
-    base = mc["hot source, 64 MB destination ring"]
-    for name, res in results.items():
-        for size, (mpps, gbps, _) in sorted(res.items()):
-            vs = ("%.2fx" % (mpps / memif[size][0])
-                  if size in memif and memif[size][0] > 0 and
-                  name != "memif" else "")
-            lines.append("| %s | %d | %.3f | %.2f | %s | %.2fx |" %
-                         (name, size, mpps, gbps, vs, gbps / base))
-    lines += ["", "net_memif on DPDK 22.11 takes frames of at most 1518 "
-              "bytes, so it has no 9000 B point; ratios are against memif's "
-              "rate at the same size."]
-    for side, rows in prof.items():
-        lines += ["", "perf, 64 B txonly -> rxonly, %s side "
-                  "(top symbols):" % side, "```"] + rows + ["```"]
-    return "\n".join(lines) + "\n"
+    return "%s, %d CPUs, %s, Linux %s" % (cpu, os.cpu_count(),
+                                         platform.machine(),
+                                         platform.release())
+
+
+def commit():
+    def git(*a):
+        return subprocess.run(["git", "-C", TOP] + list(a),
+                              capture_output=True, text=True).stdout.strip()
+    rev = git("rev-parse", "--short", "HEAD") or "unknown"
+    return rev + (" (with uncommitted changes)" if git("status",
+                                                       "--porcelain") else "")
+
+
+def load():
+    return "%.2f %.2f %.2f" % os.getloadavg()
+
+
+def main():
+    args = parse_args()
+    os.environ["IPOIBCM_BUILD"] = args.build
+    from ipoibtest import EAL, ENV, plugin
+    from testpmd import TestPmd
+
+    run = Run(args)
+    run.plugin, run.eal = plugin(), EAL
+    load0, code = load(), commit()
+    start = datetime.datetime.now(datetime.timezone.utc)
+    for rnd in range(args.rounds):
+        print("round %d of %d" % (rnd + 1, args.rounds), flush=True)
+        round_rates(run, TestPmd, rnd)
+        round_mq(run, TestPmd, rnd)
+        round_latency(run, ENV, rnd)
+        round_other(run, ENV, rnd)
+    print("instruction counts (callgrind)", flush=True)
+    icounts(run, ENV)
+    if not args.no_perf:
+        print("perf profiles at 64 B", flush=True)
+        profiles(run, TestPmd)
+    configs.cleanup_runtime()
+    meta = {"date": "%s to %s UTC" % (start.strftime("%Y-%m-%d %H:%M"),
+                                      datetime.datetime.now(
+                                          datetime.timezone.utc)
+                                      .strftime("%H:%M")),
+            "machine": machine(), "commit": code,
+            "load": "load average %s at the start, %s at the end" %
+            (load0, load()),
+            "command": " ".join(["devtools/bench.py"] + sys.argv[1:]),
+            "rounds": "%d, interleaved; rate windows of %.1f s; %d round "
+            "trips per size and round" % (args.rounds, args.window,
+                                          args.pings),
+            "smoke": args.smoke,
+            "valgrind": "%s, %d packets per size" % (
+                icount.version() or "valgrind missing", args.icount_packets)}
+    if args.icount_only:
+        meta["rounds"] = "none (--icount-only)"
+    if args.out and run.res["rates"]:
+        png = os.path.splitext(args.out)[0] + ".png"
+        why = plot.write(run.res, png, "%s, %s, %s" % (
+            meta["date"], meta["commit"], meta["machine"]))
+        meta["plot"] = os.path.basename(png) if why is None else \
+            "unavailable: " + why
+    text = report.render(run.res, meta)
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+    # figures are printed, never judged here; an instrument that gave
+    # none at all is a failure of the tool
+    got = any(v for c in run.res["rates"].values() for s in c.values()
+              for v in s)
+    if args.icount_only:
+        got = all("unavailable" not in v for v in run.res["icount"].values())
+    return 0 if got and not (args.smoke and run.res["errors"]) else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -9,9 +9,9 @@ set -eu
 [ "$(id -u)" -eq 0 ] || { echo "setup.sh: run as root" >&2; exit 1; }
 
 packages="dpdk dpdk-dev libdpdk-dev meson ninja-build pkg-config gcc
-python3 python3-pyelftools dpkg-dev xz-utils valgrind tshark
+python3 python3-pyelftools python3-matplotlib dpkg-dev xz-utils valgrind tshark
 libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils
-rdmacm-utils qemu-system-x86 busybox-static kmod iproute2
+rdmacm-utils qemu-system-x86 busybox-static kmod iproute2 linux-perf
 clang libclang-rt-14-dev debootstrap iputils-ping socat iperf3"
 
 src=/etc/apt/sources.list.d/net-ipoibcm-deb-src.sources

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ *
+ * Instruction-count harness: port 0 sends to port 1 in the same process
+ * and the same thread, a burst at a time: a burst of BENCH_BURST frames
+ * sent, then port 1 polled until all of them are back. Only the two
+ * wrappers below run the drivers' burst functions during the measured
+ * part, so callgrind --toggle-collect=bench_icount_rx (or _tx) counts the
+ * instructions of one side's bursts and nothing else: building the
+ * frames and freeing the received ones happen outside them. After each
+ * size the counts are dumped (CALLGRIND_DUMP_STATS_AT, a no-op outside
+ * valgrind) and this line printed, from which devtools/bench.py divides:
+ *
+ *   icount size=S packets=N tx_calls=T rx_calls=R rx_empty=E lost=L
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <valgrind/callgrind.h>
+
+#include "bench.h"
+
+#define TX_PORT		0
+#define RX_PORT		1
+/* Empty polls in a row after which the frames still out count as lost. */
+#define LOST_POLLS	1000000
+
+/* The measured calls: out of line, not cloned, so callgrind finds them. */
+uint16_t bench_icount_tx(uint16_t port, struct rte_mbuf **pkts, uint16_t n);
+uint16_t bench_icount_rx(uint16_t port, struct rte_mbuf **pkts, uint16_t n);
+
+__attribute__((noipa)) uint16_t
+bench_icount_tx(uint16_t port, struct rte_mbuf **pkts, uint16_t n)
+{
+	return rte_eth_tx_burst(port, 0, pkts, n);
+}
+
+__attribute__((noipa)) uint16_t
+bench_icount_rx(uint16_t port, struct rte_mbuf **pkts, uint16_t n)
+{
+	return rte_eth_rx_burst(port, 0, pkts, n);
+}
+
+typedef uint16_t (*burst_fn)(uint16_t port, struct rte_mbuf **pkts,
+			     uint16_t n);
+
+static uint16_t
+plain_tx(uint16_t port, struct rte_mbuf **pkts, uint16_t n)
+{
+	return rte_eth_tx_burst(port, 0, pkts, n);
+}
+
+static uint16_t
+plain_rx(uint16_t port, struct rte_mbuf **pkts, uint16_t n)
+{
+	return rte_eth_rx_burst(port, 0, pkts, n);
+}
+
+struct icount_run {
+	uint64_t packets, tx_calls, rx_calls, rx_empty, lost;
+};
+
+/* One burst out and back; the counts of calls go into run. */
+static int
+icount_burst(struct rte_mempool *mp, const struct rte_ether_addr *dst,
+	     const struct rte_ether_addr *src, uint32_t size,
+	     burst_fn tx, burst_fn rx, struct icount_run *run)
+{
+	struct rte_mbuf *pkts[BENCH_BURST], *rx_pkts[BENCH_BURST];
+	uint16_t sent = 0, got = 0, i, n;
+	uint64_t empty = 0;
+
+	for (i = 0; i < BENCH_BURST; i++) {
+		pkts[i] = bench_frame(mp, dst, src, size, run->packets + i);
+		if (pkts[i] == NULL) {
+			rte_pktmbuf_free_bulk(pkts, i);
+			fprintf(stderr, "icount: out of mbufs\n");
+			return -ENOMEM;
+		}
+	}
+	/*
+	 * Send what the queue takes, then poll the receiver once, until
+	 * all are sent and back: a receiver that posts its buffers in its
+	 * own burst (net_memif's client) takes nothing before it is polled.
+	 */
+	while ((sent < BENCH_BURST || got < sent) && empty < LOST_POLLS) {
+		if (sent < BENCH_BURST) {
+			n = tx(TX_PORT, pkts + sent, BENCH_BURST - sent);
+			run->tx_calls++;
+			sent += n;
+		}
+		n = rx(RX_PORT, rx_pkts, BENCH_BURST);
+		run->rx_calls++;
+		run->rx_empty += n == 0;
+		empty = n == 0 ? empty + 1 : 0;
+		got += n;
+		rte_pktmbuf_free_bulk(rx_pkts, n);
+	}
+	rte_pktmbuf_free_bulk(pkts + sent, BENCH_BURST - sent);
+	run->packets += got;
+	run->lost += sent - RTE_MIN(got, sent);
+	return 0;
+}
+
+/* Until port 0 sends on a connection, if its driver has connections. */
+static int
+icount_warmup(struct rte_mempool *mp, const struct rte_ether_addr *dst,
+	      const struct rte_ether_addr *src, const struct bench_cfg *cfg)
+{
+	struct icount_run run = { 0 };
+	uint64_t end = rte_get_timer_cycles() +
+		(uint64_t)(cfg->timeout_s * rte_get_timer_hz());
+	uint64_t id;
+	bool conn = bench_xstat_id(TX_PORT, "conns_tx_connected", &id) == 0;
+
+	while (run.packets < cfg->warmup ||
+	       (conn && bench_xstat(TX_PORT, id) == 0)) {
+		if (rte_get_timer_cycles() > end || bench_quit()) {
+			fprintf(stderr, "icount: no connection after %.0f s\n",
+				cfg->timeout_s);
+			return -ETIMEDOUT;
+		}
+		if (icount_burst(mp, dst, src, BENCH_MIN_FRAME, plain_tx,
+				 plain_rx, &run) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int
+icount_sizes(struct rte_mempool *mp, const struct rte_ether_addr *dst,
+	     const struct rte_ether_addr *src, const struct bench_cfg *cfg)
+{
+	uint64_t rc_id = 0;
+	bool rc = bench_xstat_id(RX_PORT, "rx_rc_packets", &rc_id) == 0;
+	unsigned int s;
+	int ret;
+
+	for (s = 0; s < cfg->nb_sizes; s++) {
+		struct icount_run run = { 0 };
+		uint64_t rc0 = rc ? bench_xstat(RX_PORT, rc_id) : 0;
+		char what[64];
+
+		CALLGRIND_ZERO_STATS;
+		while (run.packets + run.lost < cfg->packets) {
+			ret = icount_burst(mp, dst, src, cfg->sizes[s],
+					   bench_icount_tx, bench_icount_rx,
+					   &run);
+			if (ret != 0)
+				return ret;
+		}
+		snprintf(what, sizeof(what), "icount size=%u", cfg->sizes[s]);
+		CALLGRIND_DUMP_STATS_AT(what);
+		printf("icount size=%u packets=%" PRIu64 " tx_calls=%" PRIu64
+		       " rx_calls=%" PRIu64 " rx_empty=%" PRIu64 " lost=%"
+		       PRIu64, cfg->sizes[s], run.packets, run.tx_calls,
+		       run.rx_calls, run.rx_empty, run.lost);
+		if (rc)
+			printf(" rc_packets=%" PRIu64,
+			       bench_xstat(RX_PORT, rc_id) - rc0);
+		printf("\n");
+		fflush(stdout);
+	}
+	return 0;
+}
+
+int
+bench_icount(const struct bench_cfg *cfg)
+{
+	struct rte_ether_addr dst, src;
+	struct rte_mempool *mp;
+	int ret;
+
+	mp = bench_pool("icount_mp", 8191);
+	if (mp == NULL)
+		return -ENOMEM;
+	ret = bench_port_start(RX_PORT, mp);
+	if (ret != 0)
+		return ret;
+	ret = bench_port_start(TX_PORT, mp);
+	if (ret != 0)
+		goto close_rx;
+	ret = bench_link_wait(TX_PORT, cfg->timeout_s);
+	if (ret == 0)
+		ret = bench_link_wait(RX_PORT, cfg->timeout_s);
+	if (ret != 0)
+		goto close_tx;
+	rte_eth_macaddr_get(TX_PORT, &src);
+	rte_eth_macaddr_get(RX_PORT, &dst);
+	ret = icount_warmup(mp, &dst, &src, cfg);
+	if (ret == 0)
+		ret = icount_sizes(mp, &dst, &src, cfg);
+close_tx:
+	bench_port_close(TX_PORT);
+close_rx:
+	bench_port_close(RX_PORT);
+	return ret;
+}

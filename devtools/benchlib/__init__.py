@@ -1,0 +1,2 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The parts of devtools/bench.py: one measurement per module."""
