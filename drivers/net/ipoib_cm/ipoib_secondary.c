@@ -32,7 +32,7 @@
 #include <rte_string_fns.h>
 
 #include "ipoib_cm.h"
-#include "ipoib_ethdev.h"
+#include "ipoib_info.h"
 #include "ipoib_filter.h"
 #include "ipoib_log.h"
 #include "ipoib_secondary.h"

@@ -2,13 +2,13 @@
  * Copyright(c) 2026 The net_ipoibcm authors
  */
 
-#ifndef IPOIB_ETHDEV_H
-#define IPOIB_ETHDEV_H
+#ifndef IPOIB_INFO_H
+#define IPOIB_INFO_H
 
 #include <ethdev_driver.h>
 
 /*
- * ipoib_ethdev.c: operations that read only the port's shared data,
+ * ipoib_info.c: operations that read only the port's shared data,
  * which secondary processes use too (ipoib_secondary.c).
  */
 int ipoib_dev_infos_get(struct rte_eth_dev *dev,
@@ -18,4 +18,4 @@ void ipoib_rxq_info_get(struct rte_eth_dev *dev, uint16_t qid,
 void ipoib_txq_info_get(struct rte_eth_dev *dev, uint16_t qid,
 			struct rte_eth_txq_info *qinfo);
 
-#endif /* IPOIB_ETHDEV_H */
+#endif /* IPOIB_INFO_H */
