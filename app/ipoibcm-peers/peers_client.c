@@ -451,6 +451,7 @@ static int
 cl_backoff(struct cl *C, uint32_t idx, double seconds, int reason,
 	   int reqs)
 {
+	uint64_t end;
 	uint32_t sent;
 	int i;
 
@@ -463,6 +464,10 @@ cl_backoff(struct cl *C, uint32_t idx, double seconds, int reason,
 	C->t0 = ipoib_now_ns();
 	sent = cl_ping_until(C, idx, 20, C->t0 + (uint64_t)(seconds * 1e9),
 			     cl_got_reqs);
+	/* the replies still on their way are counted too (a hang guard) */
+	end = ipoib_now_ns() + (uint64_t)(C->timeout * 1e9);
+	while (cl_replies(C, idx) < sent && ipoib_now_ns() < end)
+		cl_poll(C);
 	printf("backoff: pings %u replies ud %u rc %u\nreqs:", sent,
 	       C->h[idx].ud_replies, C->h[idx].rc_replies);
 	for (i = 0; i < C->nreqs; i++)
