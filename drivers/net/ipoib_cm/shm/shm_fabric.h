@@ -113,12 +113,21 @@ struct shm_qp_conf {
 	uint32_t qp_context;
 };
 
-/* Where a UD message goes: resolved once, like an address handle. */
+/*
+ * Where a UD message goes: resolved once, like an address handle.
+ * global is the address handle's GRH flag (ibv_ah_attr.is_global): a
+ * unicast message carries a GRH only when its sender sets it, as within
+ * a real subnet, where LIDs route and Linux sends ARP replies and
+ * datagram-mode IP without one. shm_ah_resolve() leaves it false for a
+ * unicast GID; multicast always carries a GRH (the MGID is in it) and
+ * resolve sets it true.
+ */
 struct shm_ah {
 	uint32_t port;			/* destination port index */
 	uint16_t dlid;
 	uint8_t dgid[IPOIB_GID_LEN];
 	bool multicast;			/* dgid is an MGID */
+	bool global;			/* send a GRH (always for multicast) */
 };
 
 struct shm_send {

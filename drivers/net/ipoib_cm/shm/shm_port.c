@@ -239,6 +239,7 @@ shm_ah_resolve(struct shm_fabric *f, const uint8_t *gid, uint16_t dlid,
 	memcpy(ah->dgid, gid, IPOIB_GID_LEN);
 	if (gid[0] == 0xff) {
 		ah->multicast = true;
+		ah->global = true;
 		ah->dlid = 0xc000;
 		return 0;
 	}
