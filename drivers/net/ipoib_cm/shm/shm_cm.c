@@ -266,13 +266,18 @@ shm_cm_listening(const struct shm_port *p, uint64_t service_id)
 	return false;
 }
 
+/*
+ * A REQ's P_Key against this port's table, with IBTA 10.9.3's membership
+ * rule: the partition must be there, and a limited member only talks to
+ * a full member (two limited members cannot connect).
+ */
 static bool
 shm_cm_pkey_ok(const struct shm_port *p, uint16_t pkey)
 {
 	uint16_t i;
 
 	for (i = 0; i < p->ent->npkeys; i++)
-		if ((p->ent->pkeys[i] & 0x7fff) == (pkey & 0x7fff))
+		if (shm_pkey_match(p->ent->pkeys[i], pkey))
 			return true;
 	return false;
 }
