@@ -501,10 +501,18 @@ shm_cm_wait(struct shm_port *p, uint64_t timeout_ns)
 	uint32_t bell = __atomic_load_n(&ring->bell, __ATOMIC_SEQ_CST);
 	uint64_t h = ring->head, now;
 	const struct shm_cm_msg *m = &ring->msg[h % SHM_CM_RING];
+	/* an SA answer due (shm_sa.c); a query posted later rings the bell */
+	uint64_t sa_due = __atomic_load_n(&p->sa_due_ns, __ATOMIC_RELAXED);
 	struct timespec ts;
 
+	now = ipoib_now_ns();
+	if (sa_due != UINT64_MAX) {
+		if (sa_due <= now)
+			return;
+		if (sa_due - now < timeout_ns)
+			timeout_ns = sa_due - now;
+	}
 	if (shm_load(&m->seq) == h + 1) {
-		now = ipoib_now_ns();
 		if (m->deliver_ns <= now)
 			return;
 		if (m->deliver_ns - now < timeout_ns)

@@ -98,7 +98,7 @@ shm_write_grh(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
  */
 static void
 shm_ud_deliver(struct shm_qp *qp, const struct shm_send *wr, uint32_t len,
-	       uint32_t dqpn, const struct shm_ah *ah)
+	       uint32_t dqpn, const struct shm_ah *ah, int sa_g)
 {
 	struct shm_fabric *f = qp->port->f;
 	struct shm_qp_ent *q = shm_qp_lookup(f, dqpn), dv;
@@ -114,6 +114,9 @@ shm_ud_deliver(struct shm_qp *qp, const struct shm_send *wr, uint32_t len,
 		return;
 	dp = &f->hdr->ports[d->port];
 	if (shm_load(&dp->state) != SHM_PORT_ACTIVE)
+		return;
+	/* a group the SA knows reaches its full members only */
+	if (sa_g >= 0 && !((shm_load_relaxed(&dp->sa_full) >> sa_g) & 1))
 		return;
 	if (shm_fault_drop(shm_load_relaxed(&dp->fault_drop_ppm))) {
 		shm_add(&dp->cnt_fault_drops, 1);
@@ -193,6 +196,7 @@ shm_ud_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 		}
 		if (ah->multicast) {
 			struct shm_mcg_ent *m = shm_mcg_find(h, ah->dgid);
+			int sa_g = shm_sa_mcg_lookup(h, ah->dgid);
 			uint32_t k, nr;
 
 			if (m == NULL)
@@ -201,9 +205,10 @@ shm_ud_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 			for (k = 0; k < nr && k < SHM_MCG_MAX_MEMBERS; k++)
 				shm_ud_deliver(qp, &wr[i], len,
 					       shm_load_relaxed(&m->members[k]),
-					       ah);
+					       ah, sa_g);
 		} else {
-			shm_ud_deliver(qp, &wr[i], len, wr[i].remote_qpn, ah);
+			shm_ud_deliver(qp, &wr[i], len, wr[i].remote_qpn, ah,
+				       -1);
 		}
 	}
 	return n;
