@@ -62,7 +62,8 @@ struct shm_cm_id {
 	uint64_t service_id;
 	void *context;
 	struct shm_qp *qp;
-	uint8_t rnr_retry;
+	uint8_t rnr_retry;	/* for our sends: the REQ's (passive), REP's */
+	uint8_t rep_rnr_retry;	/* passive: in our REP */
 	uint8_t max_retries;
 	uint8_t retries;
 	uint64_t deadline_ns;	/* 0: no timer */
@@ -319,9 +320,13 @@ shm_cm_rx_req(struct shm_port *p, const struct shm_cm_msg *m,
 	id->pkey = m->pkey;
 	id->service_id = m->service_id;
 	id->rnr_retry = m->rnr_retry;
+	id->rep_rnr_retry = m->rnr_retry;	/* echoed unless set */
 	id->max_retries = m->max_cm_retries;
 	shm_cm_event_fill(ev, IPOIB_CM_REQ_RCVD, id);
 	shm_cm_event_priv(ev, m);
+	ev->retry_count = m->retry_count;
+	ev->rnr_retry_count = m->rnr_retry;
+	ev->responder_resources = m->resp_res;
 	return true;
 }
 
@@ -349,8 +354,11 @@ shm_cm_rx_reply(struct shm_port *p, const struct shm_cm_msg *m,
 		id->deadline_ns = 0;
 		id->remote_id = m->local_id;
 		id->remote_qpn = m->qpn;
+		/* IBTA 12.7.37: our sends retry RNR as the REP asks */
+		id->rnr_retry = m->rnr_retry;
 		shm_cm_event_fill(ev, IPOIB_CM_REP_RCVD, id);
 		shm_cm_event_priv(ev, m);
+		ev->rnr_retry_count = m->rnr_retry;
 		return true;
 	case IPOIB_CM_MSG_RTU:
 		if (id->state != SHM_CMS_REP_SENT ||
@@ -601,9 +609,19 @@ shm_cm_accept(struct shm_cm_id *id, struct shm_qp *qp, void *context,
 	id->last.service_id = id->service_id;
 	id->last.qpn = qp->qpn;
 	id->last.pkey = id->pkey;
+	id->last.rnr_retry = id->rep_rnr_retry;
 	shm_cm_priv_set(&id->last, priv, priv_len);
 	id->state = SHM_CMS_REP_SENT;
 	shm_cm_send(id, IPOIB_CM_MSG_REP, true);
+	return 0;
+}
+
+int
+shm_cm_set_rep_rnr_retry(struct shm_cm_id *id, uint8_t rnr_retry)
+{
+	if (id->state != SHM_CMS_REQ_RCVD || rnr_retry > 7)
+		return -EINVAL;
+	id->rep_rnr_retry = rnr_retry;
 	return 0;
 }
 

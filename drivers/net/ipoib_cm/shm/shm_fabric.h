@@ -228,6 +228,10 @@ struct shm_cm_event {
 	uint32_t remote_qpn;
 	uint16_t pkey;
 	uint16_t reason;
+	/* REQ_RCVD: the REQ's (IBTA 12.6.5); REP_RCVD: the REP's RNR count */
+	uint8_t retry_count;
+	uint8_t rnr_retry_count;
+	uint8_t responder_resources;
 	uint8_t priv_len;
 	uint8_t priv[IPOIB_CM_PRIV_MAX];
 };
@@ -250,6 +254,12 @@ int shm_cm_connect(struct shm_port *p, const struct shm_cm_req *req,
 		   struct shm_cm_id **id);
 int shm_cm_accept(struct shm_cm_id *id, struct shm_qp *qp, void *context,
 		  const uint8_t *priv, uint8_t priv_len);
+/*
+ * The RNR retry count a REP asks the active side to use for its sends
+ * (IBTA 12.7.37); by default the REQ's, echoed as Linux's
+ * ipoib_cm_send_rep() does. Before shm_cm_accept().
+ */
+int shm_cm_set_rep_rnr_retry(struct shm_cm_id *id, uint8_t rnr_retry);
 int shm_cm_rtu(struct shm_cm_id *id);
 int shm_cm_reject(struct shm_cm_id *id, uint16_t reason,
 		  const uint8_t *priv, uint8_t priv_len);
