@@ -258,10 +258,9 @@ cl_connect(struct cl *C, int port, uint32_t idx)
 		.max_recv_sge = 1,
 	};
 	struct shm_cm_req req = {
-		.service_id = IPOIB_CM_SID_OFED |
-			      ipoib_hwaddr_qpn(&C->h[idx].hw),
+		.service_id = C->sid | ipoib_hwaddr_qpn(&C->h[idx].hw),
 		.dgid = ipoib_hwaddr_gid(&C->h[idx].hw),
-		.rnr_retry_count = IPOIB_RNR_RETRY_FOREVER,
+		.rnr_retry_count = C->req_rnr,
 		.max_cm_retries = 15,
 		.responder_resources = 4,
 		.priv_len = sizeof(d),
@@ -446,6 +445,38 @@ cl_ping_until(struct cl *C, uint32_t idx, uint64_t period_ms, uint64_t end,
 	return sent;
 }
 
+/*
+ * K pings to host idx at once, our CM messages held 300 ms meanwhile
+ * (the host's connection to us comes up after they all arrived); then
+ * what comes back until the host's connection is up and a quiet window
+ * passed.
+ */
+static int
+cl_queue(struct cl *C, uint32_t idx, uint32_t count)
+{
+	struct ipoib_faults fl = { .cm_delay_ms = 300, .rej_after = -1 };
+	uint64_t deadline, quiet;
+	uint32_t i;
+
+	cl_probe(C, idx + 1, 4, IPOIB_HWADDR_F_RC, false);
+	if (!C->h[idx].arp)
+		return 1;
+	shm_port_set_faults(C->ports[0].port, &fl);
+	for (i = 0; i < count; i++)
+		cl_s_ping(C, idx, i + 1);
+	deadline = ipoib_now_ns() + (uint64_t)(C->timeout * 1e9);
+	while (C->h[idx].rc_replies + C->h[idx].ud_replies == 0 &&
+	       ipoib_now_ns() < deadline)
+		cl_poll(C);
+	/* a window in which nothing more may come: 500 ms */
+	quiet = ipoib_now_ns() + 500 * 1000000ULL;
+	while (ipoib_now_ns() < quiet)
+		cl_poll(C);
+	printf("queue: pings %u replies ud %u rc %u\n", count,
+	       C->h[idx].ud_replies, C->h[idx].rc_replies);
+	return 0;
+}
+
 /* Until reqs REQs came (0: no limit), for seconds at most. */
 static int
 cl_backoff(struct cl *C, uint32_t idx, double seconds, int reason,
@@ -581,13 +612,15 @@ cl_usage(void)
 	      "[--client-ip A.B.C.D]\n"
 	      "       [--ipv6-prefix P/LEN] [--guid-base HEX] [--ib-mtu N] "
 	      "[--timeout S] [--ports P]\n"
+	      "       [--sid ofed|rfc] [--req-rnr N] [--rep-mtu N]\n"
 	      "       probe [--count K] [--window W] [--flags F] [--arp-only]\n"
 	      "     | rc --host I [--accept A] [--reason R] [--rc-reply] "
 	      "[--big] [--mtu M] [--reconnect]\n"
 	      "     | backoff --host I --seconds S [--reqs N]\n"
 	      "               [--reason R (0: ignore)]\n"
 	      "     | idle --host I --seconds S\n"
-	      "     | hold --host I --seconds S\n", stderr);
+	      "     | hold --host I --seconds S\n"
+	      "     | queue --host I --count K\n", stderr);
 	exit(2);
 }
 
@@ -606,6 +639,8 @@ main(int argc, char **argv)
 		{ "rc-reply", 0, NULL, 'r' }, { "big", 0, NULL, 'b' },
 		{ "mtu", 1, NULL, 'M' }, { "reconnect", 0, NULL, 'C' },
 		{ "seconds", 1, NULL, 's' }, { "reqs", 1, NULL, 'q' },
+		{ "sid", 1, NULL, 'S' }, { "req-rnr", 1, NULL, 'N' },
+		{ "rep-mtu", 1, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct cl C;
@@ -626,6 +661,9 @@ main(int argc, char **argv)
 	C.ib_mtu = 2048;
 	C.timeout = 20;
 	C.req_policy = -1;
+	C.sid = IPOIB_CM_SID_OFED;
+	C.req_rnr = IPOIB_RNR_RETRY_FOREVER;
+	C.rep_mtu = IPOIB_CM_BUF_SIZE;
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
@@ -703,6 +741,25 @@ main(int argc, char **argv)
 		case 'q':
 			reqs = (int)strtol(optarg, NULL, 0);
 			break;
+		case 'S':
+			if (strcmp(optarg, "ofed") == 0)
+				C.sid = IPOIB_CM_SID_OFED;
+			else if (strcmp(optarg, "rfc") == 0)
+				C.sid = IPOIB_CM_SID_RFC;
+			else
+				cl_usage();
+			break;
+		case 'P':
+			C.rep_mtu = (uint32_t)strtoul(optarg, NULL, 0);
+			if (C.rep_mtu <= IPOIB_HDR_LEN ||
+			    C.rep_mtu > IPOIB_CM_BUF_SIZE)
+				cl_usage();
+			break;
+		case 'N':
+			C.req_rnr = (uint8_t)strtoul(optarg, NULL, 0);
+			if (C.req_rnr > 7)
+				cl_usage();
+			break;
 		default:
 			cl_usage();
 		}
@@ -735,8 +792,12 @@ main(int argc, char **argv)
 		ret = cl_idle(&C, host, seconds);
 	else if (strcmp(cmd, "hold") == 0)
 		ret = cl_hold(&C, host, seconds);
+	else if (strcmp(cmd, "queue") == 0)
+		ret = cl_queue(&C, host, count ? count : 10);
 	else
 		cl_usage();
+	printf("ud: grh %" PRIu64 " nogrh %" PRIu64 "\n", C.ud_grh,
+	       C.ud_nogrh);
 	cl_close(&C);
 	free(C.h);
 	printf("checks: %s (%u bad)\n", C.bad || ret ? "FAILED" : "passed",

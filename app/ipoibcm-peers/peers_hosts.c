@@ -191,7 +191,6 @@ peers_host_open(struct peers *P, uint32_t i)
 		.type = SHM_QPT_UD,
 		.max_recv_sge = 1,
 		.pkey_index = 0,
-		.qkey = IPOIB_QKEY_DEFAULT,
 		.qp_context = i,
 	};
 	uint8_t flags = P->conf.accept == PEERS_ACCEPT_UD ? 0 :
@@ -220,6 +219,10 @@ peers_host_open(struct peers *P, uint32_t i)
 		if (ret < 0)
 			return ret;
 	}
+	ret = peers_persona_join(P, h);
+	if (ret < 0)
+		return ret;
+	qc.qkey = P->qkey;
 	qc.recv_cq = P->cq;
 	qc.srq = P->ud_srq;
 	h->ud = shm_qp_create(h->port, &qc);
@@ -245,9 +248,12 @@ peers_host_open(struct peers *P, uint32_t i)
 		return ret;
 	if (P->conf.accept == PEERS_ACCEPT_UD)
 		return 0;
-	/* Linux/OFED and RFC 4755 service IDs: peers use either */
+	/*
+	 * Linux/OFED and RFC 4755 service IDs: peers use either. Linux
+	 * listens on the OFED one only (peers_persona.c).
+	 */
 	ret = shm_cm_listen(h->port, IPOIB_CM_SID_OFED | h->qpn);
-	if (ret == 0)
+	if (ret == 0 && P->conf.persona != PEERS_PERSONA_LINUX)
 		ret = shm_cm_listen(h->port, IPOIB_CM_SID_RFC | h->qpn);
 	if (ret < 0)
 		fprintf(stderr, PEERS_PROG ": host %u: cannot listen: %s\n", i,
@@ -271,6 +277,9 @@ peers_hosts_open(struct peers *P)
 	P->hosts = calloc(n, sizeof(*P->hosts));
 	if (P->hosts == NULL)
 		return -ENOMEM;
+	/* linux: from the broadcast group's record (peers_persona_join) */
+	P->qkey = IPOIB_QKEY_DEFAULT;
+	P->ud_mtu = P->conf.ib_mtu;
 	ret = shm_fabric_attach(P->conf.fabric, &P->f);
 	if (ret < 0) {
 		fprintf(stderr, PEERS_PROG ": cannot attach fabric %s: %s\n",

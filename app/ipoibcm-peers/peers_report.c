@@ -39,6 +39,7 @@ static const struct {
 	{ "active_failed", offsetof(struct peers_stats, act_failed) },
 	{ "rc_fallback", offsetof(struct peers_stats, rc_fallback) },
 	{ "dropped", offsetof(struct peers_stats, dropped) },
+	PEERS_STAT(cm_queued), PEERS_STAT(cm_queue_drops),
 };
 
 static uint64_t
