@@ -132,6 +132,10 @@ struct peers_stats {
 	uint64_t act_failed;	/* own connections refused or timed out */
 	uint64_t rc_fallback;	/* replies sent on UD: connection busy */
 	uint64_t dropped;	/* received and not answered */
+	/* REQ or REP refused (REJ 28) for its private data: */
+	uint64_t cm_bad_len;	/* shorter than { QPN, MTU } */
+	uint64_t cm_bad_mtu;	/* MTU <= 4 (the header) or > 65524 */
+	uint64_t cm_bad_qpn;	/* REP: not the QPN our REQ went to */
 	uint64_t cm_queued;	/* linux: held while connecting, sent on RC */
 	uint64_t cm_queue_drops;	/* linux: beyond the queue, or REJ */
 };

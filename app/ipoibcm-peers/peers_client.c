@@ -249,7 +249,7 @@ cl_connect(struct cl *C, int port, uint32_t idx)
 	struct cl_port *p = &C->ports[port];
 	struct ipoib_cm_data d = {
 		.qpn = rte_cpu_to_be_32(p->qpn),
-		.mtu = rte_cpu_to_be_32(IPOIB_CM_BUF_SIZE),
+		.mtu = rte_cpu_to_be_32(C->req_mtu),
 	};
 	struct shm_qp_conf qc = {
 		.type = SHM_QPT_RC,
@@ -263,7 +263,7 @@ cl_connect(struct cl *C, int port, uint32_t idx)
 		.rnr_retry_count = C->req_rnr,
 		.max_cm_retries = 15,
 		.responder_resources = 4,
-		.priv_len = sizeof(d),
+		.priv_len = C->req_priv_len,
 		.priv = (const uint8_t *)&d,
 	};
 	int i = cl_conn_new(C);
@@ -612,7 +612,8 @@ cl_usage(void)
 	      "[--client-ip A.B.C.D]\n"
 	      "       [--ipv6-prefix P/LEN] [--guid-base HEX] [--ib-mtu N] "
 	      "[--timeout S] [--ports P]\n"
-	      "       [--sid ofed|rfc] [--req-rnr N] [--rep-mtu N]\n"
+	      "       [--sid ofed|rfc] [--req-rnr N] [--rep-mtu N] "
+	      "[--req-mtu N] [--req-priv-len N]\n"
 	      "       probe [--count K] [--window W] [--flags F] [--arp-only]\n"
 	      "     | rc --host I [--accept A] [--reason R] [--rc-reply] "
 	      "[--big] [--mtu M] [--reconnect]\n"
@@ -640,7 +641,8 @@ main(int argc, char **argv)
 		{ "mtu", 1, NULL, 'M' }, { "reconnect", 0, NULL, 'C' },
 		{ "seconds", 1, NULL, 's' }, { "reqs", 1, NULL, 'q' },
 		{ "sid", 1, NULL, 'S' }, { "req-rnr", 1, NULL, 'N' },
-		{ "rep-mtu", 1, NULL, 'P' },
+		{ "rep-mtu", 1, NULL, 'P' }, { "req-mtu", 1, NULL, 'U' },
+		{ "req-priv-len", 1, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct cl C;
@@ -664,6 +666,8 @@ main(int argc, char **argv)
 	C.sid = IPOIB_CM_SID_OFED;
 	C.req_rnr = IPOIB_RNR_RETRY_FOREVER;
 	C.rep_mtu = IPOIB_CM_BUF_SIZE;
+	C.req_mtu = IPOIB_CM_BUF_SIZE;
+	C.req_priv_len = sizeof(struct ipoib_cm_data);
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
@@ -749,10 +753,15 @@ main(int argc, char **argv)
 			else
 				cl_usage();
 			break;
-		case 'P':
+		case 'P':	/* any value: bad ones are for tests */
 			C.rep_mtu = (uint32_t)strtoul(optarg, NULL, 0);
-			if (C.rep_mtu <= IPOIB_HDR_LEN ||
-			    C.rep_mtu > IPOIB_CM_BUF_SIZE)
+			break;
+		case 'U':	/* any value: bad ones are for tests */
+			C.req_mtu = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
+		case 'L':
+			C.req_priv_len = (uint8_t)strtoul(optarg, NULL, 0);
+			if (C.req_priv_len > sizeof(struct ipoib_cm_data))
 				cl_usage();
 			break;
 		case 'N':

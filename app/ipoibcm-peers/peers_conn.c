@@ -228,6 +228,7 @@ peers_cm_rep(struct peers *P, uint32_t idx, const struct shm_cm_event *ev)
 	struct peers_peer *pe = &P->peers[c->peer];
 	struct peers_host *h = &P->hosts[c->host];
 	struct ipoib_cm_data d;
+	uint64_t *bad = NULL;
 	uint32_t mtu = 0;
 
 	if (!c->active || c->state != PEERS_CONN_CONNECTING)
@@ -235,8 +236,15 @@ peers_cm_rep(struct peers *P, uint32_t idx, const struct shm_cm_event *ev)
 	if (ev->priv_len >= sizeof(d)) {
 		memcpy(&d, ev->priv, sizeof(d));
 		mtu = rte_be_to_cpu_32(d.mtu);
+		if (mtu <= IPOIB_HDR_LEN || mtu > IPOIB_CM_BUF_SIZE)
+			bad = &h->st.cm_bad_mtu;	/* Linux: <= 4 too */
+		else if ((rte_be_to_cpu_32(d.qpn) & IPOIB_QPN_MASK) != pe->qpn)
+			bad = &h->st.cm_bad_qpn;
+	} else {
+		bad = &h->st.cm_bad_len;
 	}
-	if (mtu <= IPOIB_HDR_LEN) {	/* Linux refuses these too */
+	if (bad != NULL) {
+		(*bad)++;
 		shm_cm_reject(c->id, IPOIB_REJ_CONSUMER, NULL, 0);
 		peers_act_failed(P, idx);
 		return;
@@ -318,10 +326,18 @@ peers_cm_req(struct peers *P, uint32_t host, const struct shm_cm_event *ev)
 
 	if (ev->priv_len < sizeof(d) ||
 	    P->conf.accept == PEERS_ACCEPT_NONE) {
+		if (ev->priv_len < sizeof(d))
+			h->st.cm_bad_len++;
 		peers_reject(h, ev->id, IPOIB_REJ_CONSUMER);
 		return;
 	}
 	memcpy(&d, ev->priv, sizeof(d));
+	if (rte_be_to_cpu_32(d.mtu) <= IPOIB_HDR_LEN ||
+	    rte_be_to_cpu_32(d.mtu) > IPOIB_CM_BUF_SIZE) {
+		h->st.cm_bad_mtu++;
+		peers_reject(h, ev->id, IPOIB_REJ_CONSUMER);
+		return;
+	}
 	peer = peers_peer_get(P, host, rte_be_to_cpu_32(d.qpn),
 			      ev->remote_gid);
 	if (peer == UINT32_MAX) {

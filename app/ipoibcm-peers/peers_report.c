@@ -40,6 +40,7 @@ static const struct {
 	{ "rc_fallback", offsetof(struct peers_stats, rc_fallback) },
 	{ "dropped", offsetof(struct peers_stats, dropped) },
 	PEERS_STAT(cm_queued), PEERS_STAT(cm_queue_drops),
+	PEERS_STAT(cm_bad_len), PEERS_STAT(cm_bad_mtu), PEERS_STAT(cm_bad_qpn),
 };
 
 static uint64_t

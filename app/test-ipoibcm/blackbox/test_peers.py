@@ -11,7 +11,7 @@ by polling; HANG_S only catches a hang, no check judges a time, a rate or
 a CPU share (those are printed as figures).
 
 usage: test_peers.py TEST   (options, probe, rc, backoff, idle, die, scale,
-                            persona)
+                            persona, badcm)
 """
 
 import glob
@@ -732,6 +732,37 @@ def persona_illumos():
         cleanup(fabric, [emu])
 
 
+def test_badcm():
+    """Malformed REQ and REP private data: REJ 28, counted by reason; the
+    host goes on serving."""
+    fabric = fabric_name("badcm")
+    emu = Emulator(fabric, ["--hosts", "1", "--connect"])
+    try:
+        if not check(emu.ready is not None, "emulator ready"):
+            return
+        for args, what in [(["--req-priv-len", "4"], "short"),
+                           (["--req-mtu", "0"], "MTU 0"),
+                           (["--req-mtu", "65525"], "MTU 65525")]:
+            rc, out = client(fabric, 1, ["rc", "--host", "0", "--accept",
+                                         "0", "--reason", "28"],
+                             global_args=args)
+            check(rc == 0, "REQ private data %s: REJ 28" % what)
+        # a REP with MTU 0 to the host's own REQ: refused, reply on UD
+        rc, out = client(fabric, 1, ["rc", "--host", "0", "--accept", "1"],
+                         global_args=["--rep-mtu", "0"])
+        check(rc == 0, "REP MTU 0: the host refuses it and replies on UD")
+        rc, out = client(fabric, 1, ["rc", "--host", "0", "--accept", "1"])
+        check(rc == 0, "the host still accepts a good REQ")
+        emu.stop()
+        h = emu.results()["hosts"][0]
+        # the REP MTU 0 may be met again if the host retried meanwhile
+        check(h["cm_bad_len"] == 1 and h["cm_bad_mtu"] >= 3 and
+              h["cm_bad_qpn"] == 0,
+              "JSON: 1 short, 3 or more bad MTUs (2 REQs, the REPs)")
+    finally:
+        cleanup(fabric, [emu])
+
+
 def test_persona():
     persona_linux()
     persona_illumos()
@@ -746,6 +777,7 @@ TESTS = {
     "die": test_die,
     "scale": test_scale,
     "persona": test_persona,
+    "badcm": test_badcm,
 }
 
 

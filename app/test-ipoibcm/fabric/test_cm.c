@@ -705,3 +705,41 @@ out:
 }
 REGISTER_TEST(cm_rnr_fields, test_cm_rnr_fields,
 	"CM: REQ retry/RNR/responder fields seen; REP's RNR count echoed or set")
+
+/* ---- a REP nobody asked for ----------------------------------------------- */
+
+/*
+ * The active side gives its REQ up before the REP comes: the REP (and
+ * its resends) finds no id, is dropped and counted; the passive side
+ * times out; nothing is left behind.
+ */
+static int
+test_cm_rep_unknown(void)
+{
+	struct shm_cm_id *id = NULL;
+	struct shm_cm_event ev;
+	struct shm_cm_req req;
+	struct ep a, b;
+	char fab[32];
+
+	CHECK(cm_open(&a, &b, fab, sizeof(fab), "cm_rep_unknown") == 0);
+	req_init(&req, b.info.gid, a.qp, 7, 2);
+	CHECK(shm_cm_connect(a.port, &req, &id) == 0);
+	CHECK(cm_expect(b.port, IPOIB_CM_REQ_RCVD, &ev, T_TIMEOUT) == 0);
+	shm_cm_destroy(id);
+	id = ev.id;
+	CHECK(shm_cm_accept(id, b.qp, NULL, NULL, 0) == 0);
+	CHECK(cm_expect2(a.port, b.port, 1, IPOIB_CM_TIMEOUT, &ev,
+			 T_TIMEOUT) == 0);
+	CHECK(ev.id == id);
+	CHECK(CNT(&a, cm_drops) >= 1, "the REP was counted");
+	CHECK_EQ(CNT(&b, cm_drops), 0);
+out:
+	if (id != NULL)
+		shm_cm_destroy(id);
+	ep_close(&b);
+	ep_close(&a);
+	return ft_end(fab);
+}
+REGISTER_TEST(cm_rep_unknown, test_cm_rep_unknown,
+	"CM: a REP for no REQ of ours is dropped and counted; no stuck id")

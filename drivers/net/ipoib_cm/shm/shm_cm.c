@@ -340,6 +340,9 @@ shm_cm_rx_reply(struct shm_port *p, const struct shm_cm_msg *m,
 	if (id == NULL) {
 		if (m->type == IPOIB_CM_MSG_DREQ)
 			shm_cm_reply(p, m, IPOIB_CM_MSG_DREP, 0);
+		/* a REP for a REQ we never sent (or gave up): unknown */
+		if (m->type == IPOIB_CM_MSG_REP)
+			shm_add(&p->ent->cnt_cm_drops, 1);
 		return false;
 	}
 	switch (m->type) {

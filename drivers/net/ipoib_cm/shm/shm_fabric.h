@@ -307,7 +307,8 @@ struct shm_port_counters {
 	uint64_t len_errs;		/* to this port: longer than buffer */
 	uint64_t fault_drops;		/* dropped by fault injection */
 	uint64_t cm_retries;		/* CM messages resent on timeout */
-	uint64_t cm_drops;		/* CM messages malformed or unknown */
+	uint64_t cm_drops;		/* CM messages malformed, or a REP for
+					 * no REQ of ours */
 	uint64_t link_down_drops;	/* sends dropped: this port was down */
 	uint64_t sa_drops;		/* SA queries lost (shm_sa_set_faults) */
 	uint64_t sa_errors;		/* SA answers with an error status */
