@@ -446,26 +446,25 @@ cl_ping_until(struct cl *C, uint32_t idx, uint64_t period_ms, uint64_t end,
 }
 
 /*
- * K pings to host idx at once, our CM messages held 300 ms meanwhile
- * (the host's connection to us comes up after they all arrived); then
- * what comes back until the host's connection is up and a quiet window
- * passed.
+ * K pings to host idx at once: we answer the REQ of the host's
+ * connection to us only once all were sent (nothing is polled
+ * meanwhile), and the host reads them all before that answer (its CQ
+ * before its CM). Then what comes back: at least want replies (a hang
+ * guard), then nothing more within a quiet window.
  */
 static int
-cl_queue(struct cl *C, uint32_t idx, uint32_t count)
+cl_queue(struct cl *C, uint32_t idx, uint32_t count, uint32_t want)
 {
-	struct ipoib_faults fl = { .cm_delay_ms = 300, .rej_after = -1 };
 	uint64_t deadline, quiet;
 	uint32_t i;
 
 	cl_probe(C, idx + 1, 4, IPOIB_HWADDR_F_RC, false);
 	if (!C->h[idx].arp)
 		return 1;
-	shm_port_set_faults(C->ports[0].port, &fl);
 	for (i = 0; i < count; i++)
 		cl_s_ping(C, idx, i + 1);
 	deadline = ipoib_now_ns() + (uint64_t)(C->timeout * 1e9);
-	while (C->h[idx].rc_replies + C->h[idx].ud_replies == 0 &&
+	while (C->h[idx].rc_replies + C->h[idx].ud_replies < want &&
 	       ipoib_now_ns() < deadline)
 		cl_poll(C);
 	/* a window in which nothing more may come: 500 ms */
@@ -621,7 +620,7 @@ cl_usage(void)
 	      "               [--reason R (0: ignore)]\n"
 	      "     | idle --host I --seconds S\n"
 	      "     | hold --host I --seconds S\n"
-	      "     | queue --host I --count K\n", stderr);
+	      "     | queue --host I --count K [--reqs WANT]\n", stderr);
 	exit(2);
 }
 
@@ -802,7 +801,8 @@ main(int argc, char **argv)
 	else if (strcmp(cmd, "hold") == 0)
 		ret = cl_hold(&C, host, seconds);
 	else if (strcmp(cmd, "queue") == 0)
-		ret = cl_queue(&C, host, count ? count : 10);
+		ret = cl_queue(&C, host, count ? count : 10,
+			       reqs > 0 ? (uint32_t)reqs : 1);
 	else
 		cl_usage();
 	printf("ud: grh %" PRIu64 " nogrh %" PRIu64 "\n", C.ud_grh,
