@@ -17,8 +17,9 @@
  * - a REJ or a timeout frees the neighbour and its queue
  *   (ipoib_cm_tx_handler()); the next packet starts over: no fallback to
  *   UD for a peer that advertises connected mode, no backoff;
- * - unicast UD without a GRH (ipoib_create_ah(): no IB_AH_GRH within
- *   the subnet);
+ * - unicast UD without a GRH (path_rec_completion(): the address
+ *   handle comes from the SA's path record, which within the subnet has
+ *   hop limit 0 and so no IB_AH_GRH);
  * - joins the broadcast group through the SA and takes Q_Key and the UD
  *   MTU from its MCMemberRecord (ipoib_mcast_join_finish()).
  *
