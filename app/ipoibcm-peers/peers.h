@@ -243,6 +243,7 @@ struct peers {
 	bool sol_full;			/* the fabric had no group left */
 	uint64_t mcast_other;		/* multicast for none of ours */
 	uint64_t stale_wc;		/* completions of closed connections */
+	uint64_t ud_nogrh;		/* UD received without a GRH */
 	uint64_t wc_errors;
 	uint64_t start_ns, ready_ns;
 	/* replies are built here; never longer than a received frame */

@@ -612,7 +612,7 @@ cl_usage(void)
 	      "       [--ipv6-prefix P/LEN] [--guid-base HEX] [--ib-mtu N] "
 	      "[--timeout S] [--ports P]\n"
 	      "       [--sid ofed|rfc] [--req-rnr N] [--rep-mtu N] "
-	      "[--req-mtu N] [--req-priv-len N]\n"
+	      "[--req-mtu N] [--req-priv-len N] [--no-grh]\n"
 	      "       probe [--count K] [--window W] [--flags F] [--arp-only]\n"
 	      "     | rc --host I [--accept A] [--reason R] [--rc-reply] "
 	      "[--big] [--mtu M] [--reconnect]\n"
@@ -641,7 +641,7 @@ main(int argc, char **argv)
 		{ "seconds", 1, NULL, 's' }, { "reqs", 1, NULL, 'q' },
 		{ "sid", 1, NULL, 'S' }, { "req-rnr", 1, NULL, 'N' },
 		{ "rep-mtu", 1, NULL, 'P' }, { "req-mtu", 1, NULL, 'U' },
-		{ "req-priv-len", 1, NULL, 'L' },
+		{ "req-priv-len", 1, NULL, 'L' }, { "no-grh", 0, NULL, 'G' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct cl C;
@@ -666,6 +666,7 @@ main(int argc, char **argv)
 	C.req_rnr = IPOIB_RNR_RETRY_FOREVER;
 	C.rep_mtu = IPOIB_CM_BUF_SIZE;
 	C.req_mtu = IPOIB_CM_BUF_SIZE;
+	C.ud_global = true;
 	C.req_priv_len = sizeof(struct ipoib_cm_data);
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (opt) {
@@ -754,6 +755,9 @@ main(int argc, char **argv)
 			break;
 		case 'P':	/* any value: bad ones are for tests */
 			C.rep_mtu = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
+		case 'G':
+			C.ud_global = false;
 			break;
 		case 'U':	/* any value: bad ones are for tests */
 			C.req_mtu = (uint32_t)strtoul(optarg, NULL, 0);

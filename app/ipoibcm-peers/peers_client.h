@@ -99,6 +99,7 @@ struct cl {
 	uint32_t rep_mtu;		/* passive: the MTU our REPs advertise */
 	uint32_t req_mtu;		/* active: the MTU our REQs advertise */
 	uint8_t req_priv_len;		/* active: private data bytes */
+	bool ud_global;			/* our unicast UD with a GRH */
 	/* UD frames received with and without a GRH */
 	uint64_t ud_grh, ud_nogrh;
 	/* passive side: REJ reason for REQs (-1 accept, 0 ignore) */

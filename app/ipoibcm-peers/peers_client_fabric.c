@@ -256,7 +256,8 @@ cl_send_ud(struct cl *C, int port, const struct ipoib_hwaddr *to,
 		       ipoib_hwaddr_qpn(to));
 		return;
 	}
-	ah.global = true;	/* the driver names UD senders by the GRH */
+	/* the driver names UD senders by the GRH (--no-grh: without) */
+	ah.global = C->ud_global;
 	cl_send_ah(C, port, &ah, ipoib_hwaddr_qpn(to), type, pkt, len);
 }
 

@@ -360,16 +360,29 @@ peers_gid_is_ours(const struct peers *P, const uint8_t *gid)
 static void
 peers_rx_ud(struct peers *P, const struct ipoib_wc *wc, const uint8_t *buf)
 {
-	const uint8_t *sgid = buf + 8, *dgid = buf + 24;
-	const uint8_t *frame = buf + IPOIB_GRH_LEN;
+	bool grh = wc->wc_flags & IPOIB_WC_GRH;
+	const uint8_t *sgid = buf + 8, *frame = buf + IPOIB_GRH_LEN;
 	uint32_t len = wc->byte_len - IPOIB_GRH_LEN, host = wc->qp_context;
-	bool mcast = dgid[0] == 0xff;
+	bool mcast = grh && buf[24] == 0xff;
+	uint8_t gid[IPOIB_GID_LEN];
 
 	if (wc->status != IPOIB_WC_SUCCESS || wc->qp_context >= P->nr_hosts ||
-	    !(wc->wc_flags & IPOIB_WC_GRH) ||
 	    wc->byte_len < IPOIB_GRH_LEN + IPOIB_HDR_LEN) {
 		P->wc_errors++;
 		return;
+	}
+	/*
+	 * Unicast without a GRH (as Linux sends it, and as Linux accepts
+	 * it): the sender is its SLID and source QPN. A host would know
+	 * the GID from ARP/ND; the emulator takes it from the directory.
+	 */
+	if (!grh) {
+		if (shm_lid_to_gid(P->f, wc->slid, gid) < 0) {
+			P->wc_errors++;
+			return;
+		}
+		sgid = gid;
+		P->ud_nogrh++;
 	}
 	if (mcast) {
 		/* our own multicast, looped back, or for no host of ours */

@@ -769,9 +769,27 @@ def test_badcm():
         cleanup(fabric, [emu])
 
 
+def persona_nogrh():
+    """Unicast UD without a GRH (as Linux sends it) is answered too."""
+    fabric = fabric_name("nogrh")
+    emu = Emulator(fabric, ["--hosts", "2"])
+    try:
+        if not check(emu.ready is not None, "emulator ready"):
+            return
+        rc, out = client(fabric, 2, ["probe", "--count", "2"],
+                         global_args=["--no-grh"])
+        check(rc == 0, "GRH-less unicast: every host answers")
+        emu.stop()
+        check(emu.results()["process"]["ud_without_grh"] > 0,
+              "JSON: UD without a GRH received")
+    finally:
+        cleanup(fabric, [emu])
+
+
 def test_persona():
     persona_linux()
     persona_illumos()
+    persona_nogrh()
 
 
 TESTS = {

@@ -165,6 +165,14 @@ void shm_port_publish(struct shm_port *p, const uint8_t *mac, uint32_t qpn,
 int shm_addr_resolve(const struct shm_port *p, const uint8_t *mac,
 		     uint8_t *hwaddr);
 
+/*
+ * The GID of the port with LID lid, from the directory; -ENOENT when no
+ * port has it. For tools that stand for hosts (the peer emulator): a host
+ * learns a GRH-less sender's GID from ARP/ND, and the driver must (issue
+ * 14 part B), not from this.
+ */
+int shm_lid_to_gid(struct shm_fabric *f, uint16_t lid, uint8_t *gid);
+
 /* Find a port by GID (unicast): fills ah; -ENOENT when absent. */
 int shm_ah_resolve(struct shm_fabric *f, const uint8_t *gid, uint16_t dlid,
 		   struct shm_ah *ah);

@@ -235,6 +235,26 @@ shm_port_fabric(const struct shm_port *p)
 }
 
 int
+shm_lid_to_gid(struct shm_fabric *f, uint16_t lid, uint8_t *gid)
+{
+	const struct shm_port_ent *pt;
+	int ret;
+
+	/* LIDs are port index + 1 (shm_port_alloc()) */
+	if (lid == 0 || lid > SHM_MAX_PORTS)
+		return -ENOENT;
+	ret = shm_lock(f);
+	if (ret < 0)
+		return ret;
+	pt = &f->hdr->ports[lid - 1];
+	ret = shm_load(&pt->state) == SHM_PORT_FREE ? -ENOENT : 0;
+	if (ret == 0)
+		memcpy(gid, pt->gid, IPOIB_GID_LEN);
+	shm_unlock(f);
+	return ret;
+}
+
+int
 shm_ah_resolve(struct shm_fabric *f, const uint8_t *gid, uint16_t dlid,
 	       struct shm_ah *ah)
 {
