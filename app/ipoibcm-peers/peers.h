@@ -78,6 +78,23 @@ enum peers_accept {
 	PEERS_ACCEPT_UD,	/* no connected mode: flags 0, no listen */
 };
 
+/*
+ * Whose wire behaviour the hosts have (--personality). default: this
+ * emulator's own (listens on both service IDs, REQ rnr_retry 7, UD with a
+ * GRH, replies on UD while connecting). linux and illumos: those systems',
+ * from their sources (peers_persona.c says which lines).
+ */
+enum peers_persona {
+	PEERS_PERSONA_DEFAULT,
+	PEERS_PERSONA_LINUX,
+	PEERS_PERSONA_ILLUMOS,
+};
+
+/* Linux ipoib.h IPOIB_MAX_PATH_REC_QUEUE: packets held per neighbour. */
+#define PEERS_LINUX_QUEUE	3
+/* illumos ibd_cm.c: a failed OFED-ID connect is tried again this late. */
+#define PEERS_ILLUMOS_RETRY_NS	(10 * IPOIB_NS_PER_MS)
+
 struct peers_conf {
 	char fabric[SHM_FABRIC_NAME_MAX + 1];
 	uint32_t hosts;
@@ -91,6 +108,7 @@ struct peers_conf {
 	enum peers_accept accept;
 	uint32_t accept_limit;
 	bool connect;
+	enum peers_persona persona;
 	double idle_after;		/* seconds; 0: never */
 	double die_after;
 	double duration;
@@ -114,6 +132,12 @@ struct peers_stats {
 	uint64_t act_failed;	/* own connections refused or timed out */
 	uint64_t rc_fallback;	/* replies sent on UD: connection busy */
 	uint64_t dropped;	/* received and not answered */
+	/* REQ or REP refused (REJ 28) for its private data: */
+	uint64_t cm_bad_len;	/* shorter than { QPN, MTU } */
+	uint64_t cm_bad_mtu;	/* MTU <= 4 (the header) or > 65524 */
+	uint64_t cm_bad_qpn;	/* REP: not the QPN our REQ went to */
+	uint64_t cm_queued;	/* linux: held while connecting, sent on RC */
+	uint64_t cm_queue_drops;	/* linux: beyond the queue, or REJ */
 };
 
 enum peers_act {
@@ -145,7 +169,9 @@ struct peers_peer {
 	uint8_t gid[IPOIB_GID_LEN];
 	uint8_t flags;
 	bool flags_known;
-	uint8_t sid_try;		/* 0: OFED service ID, 1: RFC 4755 */
+	uint8_t sid_try;		/* service IDs tried (peers_persona.c) */
+	uint8_t nq;			/* linux: packets held while connecting */
+	struct peers_held *q[PEERS_LINUX_QUEUE];
 	uint32_t tx;			/* active connection + 1, or 0 */
 	uint32_t rx;			/* passive connection + 1, or 0 */
 	uint32_t backoff_ms;
@@ -171,6 +197,13 @@ struct peers_conn {
 	uint8_t gen;
 	bool active;
 	uint32_t next_free;		/* free list: connection + 1, or 0 */
+};
+
+/* A packet a Linux host holds for a neighbour it is connecting to. */
+struct peers_held {
+	uint16_t type;
+	uint32_t len;
+	uint8_t pkt[];
 };
 
 struct peers_ah {
@@ -202,12 +235,15 @@ struct peers {
 	struct peers_conn *conns;
 	uint32_t nr_conns, cap_conns, free_conn;
 	uint32_t cm_cursor;
+	uint32_t qkey;			/* UD: the broadcast group's (linux) */
+	uint32_t ud_mtu;		/* UD payload with the IPoIB header */
 	bool idle;			/* --idle-after passed: send nothing */
 	bool stopping;			/* exiting: REJ new connections */
 	uint32_t sol_groups;		/* solicited-node groups joined */
 	bool sol_full;			/* the fabric had no group left */
 	uint64_t mcast_other;		/* multicast for none of ours */
 	uint64_t stale_wc;		/* completions of closed connections */
+	uint64_t ud_nogrh;		/* UD received without a GRH */
 	uint64_t wc_errors;
 	uint64_t start_ns, ready_ns;
 	/* replies are built here; never longer than a received frame */
@@ -254,9 +290,23 @@ bool peers_send_mcast(struct peers *P, uint32_t host, const uint8_t *mgid,
 
 /* peers_conn.c: connected mode */
 void peers_conn_connect(struct peers *P, uint32_t peer);
+bool peers_conn_send(struct peers_conn *c, uint16_t type, const uint8_t *pkt,
+		     uint32_t len);
+void peers_conn_flush_held(struct peers *P, struct peers_peer *pe,
+			   struct peers_conn *c);
 unsigned int peers_cm_poll(struct peers *P, uint32_t host);
 unsigned int peers_async_poll(struct peers *P, uint32_t host);
 void peers_conns_shutdown(struct peers *P);
+
+/* peers_persona.c: what Linux and illumos hosts do differently */
+const char *peers_persona_name(enum peers_persona p);
+uint64_t peers_persona_sid(const struct peers *P, uint8_t sid_try);
+bool peers_persona_next_sid(const struct peers *P, struct peers_peer *pe,
+			    uint16_t reason);
+uint32_t peers_persona_adv_mtu(const struct peers *P);
+bool peers_persona_hold(struct peers *P, struct peers_peer *pe,
+			uint16_t type, const uint8_t *pkt, uint32_t len);
+int peers_persona_join(struct peers *P, struct peers_host *h);
 
 /* peers_report.c */
 void peers_report_table(const struct peers *P, FILE *out);

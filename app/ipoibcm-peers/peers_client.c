@@ -249,7 +249,7 @@ cl_connect(struct cl *C, int port, uint32_t idx)
 	struct cl_port *p = &C->ports[port];
 	struct ipoib_cm_data d = {
 		.qpn = rte_cpu_to_be_32(p->qpn),
-		.mtu = rte_cpu_to_be_32(IPOIB_CM_BUF_SIZE),
+		.mtu = rte_cpu_to_be_32(C->req_mtu),
 	};
 	struct shm_qp_conf qc = {
 		.type = SHM_QPT_RC,
@@ -258,13 +258,12 @@ cl_connect(struct cl *C, int port, uint32_t idx)
 		.max_recv_sge = 1,
 	};
 	struct shm_cm_req req = {
-		.service_id = IPOIB_CM_SID_OFED |
-			      ipoib_hwaddr_qpn(&C->h[idx].hw),
+		.service_id = C->sid | ipoib_hwaddr_qpn(&C->h[idx].hw),
 		.dgid = ipoib_hwaddr_gid(&C->h[idx].hw),
-		.rnr_retry_count = IPOIB_RNR_RETRY_FOREVER,
+		.rnr_retry_count = C->req_rnr,
 		.max_cm_retries = 15,
 		.responder_resources = 4,
-		.priv_len = sizeof(d),
+		.priv_len = C->req_priv_len,
 		.priv = (const uint8_t *)&d,
 	};
 	int i = cl_conn_new(C);
@@ -446,6 +445,37 @@ cl_ping_until(struct cl *C, uint32_t idx, uint64_t period_ms, uint64_t end,
 	return sent;
 }
 
+/*
+ * K pings to host idx at once: we answer the REQ of the host's
+ * connection to us only once all were sent (nothing is polled
+ * meanwhile), and the host reads them all before that answer (its CQ
+ * before its CM). Then what comes back: at least want replies (a hang
+ * guard), then nothing more within a quiet window.
+ */
+static int
+cl_queue(struct cl *C, uint32_t idx, uint32_t count, uint32_t want)
+{
+	uint64_t deadline, quiet;
+	uint32_t i;
+
+	cl_probe(C, idx + 1, 4, IPOIB_HWADDR_F_RC, false);
+	if (!C->h[idx].arp)
+		return 1;
+	for (i = 0; i < count; i++)
+		cl_s_ping(C, idx, i + 1);
+	deadline = ipoib_now_ns() + (uint64_t)(C->timeout * 1e9);
+	while (C->h[idx].rc_replies + C->h[idx].ud_replies < want &&
+	       ipoib_now_ns() < deadline)
+		cl_poll(C);
+	/* a window in which nothing more may come: 500 ms */
+	quiet = ipoib_now_ns() + 500 * 1000000ULL;
+	while (ipoib_now_ns() < quiet)
+		cl_poll(C);
+	printf("queue: pings %u replies ud %u rc %u\n", count,
+	       C->h[idx].ud_replies, C->h[idx].rc_replies);
+	return 0;
+}
+
 /* Until reqs REQs came (0: no limit), for seconds at most. */
 static int
 cl_backoff(struct cl *C, uint32_t idx, double seconds, int reason,
@@ -586,13 +616,16 @@ cl_usage(void)
 	      "[--client-ip A.B.C.D]\n"
 	      "       [--ipv6-prefix P/LEN] [--guid-base HEX] [--ib-mtu N] "
 	      "[--timeout S] [--ports P]\n"
+	      "       [--sid ofed|rfc] [--req-rnr N] [--rep-mtu N] "
+	      "[--req-mtu N] [--req-priv-len N] [--no-grh]\n"
 	      "       probe [--count K] [--window W] [--flags F] [--arp-only]\n"
 	      "     | rc --host I [--accept A] [--reason R] [--rc-reply] "
 	      "[--big] [--mtu M] [--reconnect]\n"
 	      "     | backoff --host I --seconds S [--reqs N]\n"
 	      "               [--reason R (0: ignore)]\n"
 	      "     | idle --host I --seconds S\n"
-	      "     | hold --host I --seconds S\n", stderr);
+	      "     | hold --host I --seconds S\n"
+	      "     | queue --host I --count K [--reqs WANT]\n", stderr);
 	exit(2);
 }
 
@@ -611,6 +644,9 @@ main(int argc, char **argv)
 		{ "rc-reply", 0, NULL, 'r' }, { "big", 0, NULL, 'b' },
 		{ "mtu", 1, NULL, 'M' }, { "reconnect", 0, NULL, 'C' },
 		{ "seconds", 1, NULL, 's' }, { "reqs", 1, NULL, 'q' },
+		{ "sid", 1, NULL, 'S' }, { "req-rnr", 1, NULL, 'N' },
+		{ "rep-mtu", 1, NULL, 'P' }, { "req-mtu", 1, NULL, 'U' },
+		{ "req-priv-len", 1, NULL, 'L' }, { "no-grh", 0, NULL, 'G' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct cl C;
@@ -631,6 +667,12 @@ main(int argc, char **argv)
 	C.ib_mtu = 2048;
 	C.timeout = 20;
 	C.req_policy = -1;
+	C.sid = IPOIB_CM_SID_OFED;
+	C.req_rnr = IPOIB_RNR_RETRY_FOREVER;
+	C.rep_mtu = IPOIB_CM_BUF_SIZE;
+	C.req_mtu = IPOIB_CM_BUF_SIZE;
+	C.ud_global = true;
+	C.req_priv_len = sizeof(struct ipoib_cm_data);
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
@@ -708,6 +750,33 @@ main(int argc, char **argv)
 		case 'q':
 			reqs = (int)strtol(optarg, NULL, 0);
 			break;
+		case 'S':
+			if (strcmp(optarg, "ofed") == 0)
+				C.sid = IPOIB_CM_SID_OFED;
+			else if (strcmp(optarg, "rfc") == 0)
+				C.sid = IPOIB_CM_SID_RFC;
+			else
+				cl_usage();
+			break;
+		case 'P':	/* any value: bad ones are for tests */
+			C.rep_mtu = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
+		case 'G':
+			C.ud_global = false;
+			break;
+		case 'U':	/* any value: bad ones are for tests */
+			C.req_mtu = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
+		case 'L':
+			C.req_priv_len = (uint8_t)strtoul(optarg, NULL, 0);
+			if (C.req_priv_len > sizeof(struct ipoib_cm_data))
+				cl_usage();
+			break;
+		case 'N':
+			C.req_rnr = (uint8_t)strtoul(optarg, NULL, 0);
+			if (C.req_rnr > 7)
+				cl_usage();
+			break;
 		default:
 			cl_usage();
 		}
@@ -740,8 +809,13 @@ main(int argc, char **argv)
 		ret = cl_idle(&C, host, seconds);
 	else if (strcmp(cmd, "hold") == 0)
 		ret = cl_hold(&C, host, seconds);
+	else if (strcmp(cmd, "queue") == 0)
+		ret = cl_queue(&C, host, count ? count : 10,
+			       reqs > 0 ? (uint32_t)reqs : 1);
 	else
 		cl_usage();
+	printf("ud: grh %" PRIu64 " nogrh %" PRIu64 "\n", C.ud_grh,
+	       C.ud_nogrh);
 	cl_close(&C);
 	free(C.h);
 	printf("checks: %s (%u bad)\n", C.bad || ret ? "FAILED" : "passed",

@@ -93,6 +93,15 @@ struct cl {
 	struct shm_mem ud_mem, rc_mem;
 	uint32_t ud_stride, rc_stride;
 	struct cl_conn conns[CL_MAX_CONNS];
+	/* active side: service ID base and RNR retry count of our REQs */
+	uint64_t sid;
+	uint8_t req_rnr;
+	uint32_t rep_mtu;		/* passive: the MTU our REPs advertise */
+	uint32_t req_mtu;		/* active: the MTU our REQs advertise */
+	uint8_t req_priv_len;		/* active: private data bytes */
+	bool ud_global;			/* our unicast UD with a GRH */
+	/* UD frames received with and without a GRH */
+	uint64_t ud_grh, ud_nogrh;
 	/* passive side: REJ reason for REQs (-1 accept, 0 ignore) */
 	int req_policy;
 	double req_at[CL_MAX_REQS];

@@ -7,6 +7,7 @@
  */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -255,6 +256,8 @@ cl_send_ud(struct cl *C, int port, const struct ipoib_hwaddr *to,
 		       ipoib_hwaddr_qpn(to));
 		return;
 	}
+	/* the driver names UD senders by the GRH (--no-grh: without) */
+	ah.global = C->ud_global;
 	cl_send_ah(C, port, &ah, ipoib_hwaddr_qpn(to), type, pkt, len);
 }
 
@@ -302,7 +305,7 @@ cl_req(struct cl *C, int port, const struct shm_cm_event *ev)
 	struct cl_port *p = &C->ports[port];
 	struct ipoib_cm_data d = {
 		.qpn = rte_cpu_to_be_32(p->qpn),
-		.mtu = rte_cpu_to_be_32(IPOIB_CM_BUF_SIZE),
+		.mtu = rte_cpu_to_be_32(C->rep_mtu),
 	};
 	struct shm_qp_conf qc = {
 		.type = SHM_QPT_RC,
@@ -311,7 +314,13 @@ cl_req(struct cl *C, int port, const struct shm_cm_event *ev)
 		.max_recv_sge = 1,
 	};
 	int i = cl_conn_new(C);
+	struct ipoib_cm_data r = { 0 };
 
+	if (ev->priv_len >= sizeof(r))
+		memcpy(&r, ev->priv, sizeof(r));
+	printf("req: sid 0x%016" PRIx64 " retry %u rnr %u mtu %u\n",
+	       ev->service_id, ev->retry_count, ev->rnr_retry_count,
+	       rte_be_to_cpu_32(r.mtu));
 	if (C->nreqs < CL_MAX_REQS)
 		C->req_at[C->nreqs++] = cl_secs(C);
 	if (i < 0 || C->req_policy > 0) {
@@ -358,6 +367,8 @@ cl_cm_event(struct cl *C, int port, const struct shm_cm_event *ev)
 		memcpy(&d, ev->priv, sizeof(d));
 		c->rep_qpn = rte_be_to_cpu_32(d.qpn) & IPOIB_QPN_MASK;
 		c->rep_mtu = rte_be_to_cpu_32(d.mtu);
+		printf("rep: rnr %u mtu %u\n", ev->rnr_retry_count,
+		       c->rep_mtu);
 		if (shm_cm_rtu(c->id) == 0)
 			c->state = CL_UP;
 		break;
@@ -389,6 +400,7 @@ cl_poll(struct cl *C)
 	struct shm_async_event aev[8];
 	uint16_t n, i, nud = 0, nrc = 0;
 	int p, k, j;
+	bool grh;
 
 	n = shm_cq_poll(C->cq, wc, CL_BURST);
 	for (i = 0; i < n; i++) {
@@ -399,10 +411,20 @@ cl_poll(struct cl *C)
 			buf = (const uint8_t *)C->ud_mem.addr +
 			      (size_t)idx * C->ud_stride;
 			ud[nud++] = idx;
+			/*
+			 * Without a GRH (a Linux host's unicast) the sender
+			 * is its source QPN alone, and the frame is unicast.
+			 */
+			grh = wc[i].wc_flags & IPOIB_WC_GRH;
+			if (wc[i].status == IPOIB_WC_SUCCESS && grh)
+				C->ud_grh++;
+			else if (wc[i].status == IPOIB_WC_SUCCESS)
+				C->ud_nogrh++;
 			if (wc[i].status == IPOIB_WC_SUCCESS &&
 			    wc[i].byte_len >= IPOIB_GRH_LEN + IPOIB_HDR_LEN)
 				cl_rx(C, (int)wc[i].qp_context, false,
-				      wc[i].src_qp, buf + 8, buf[24] == 0xff,
+				      wc[i].src_qp, grh ? buf + 8 : NULL,
+				      grh && buf[24] == 0xff,
 				      buf + IPOIB_GRH_LEN,
 				      wc[i].byte_len - IPOIB_GRH_LEN);
 		} else {

@@ -11,10 +11,13 @@
  */
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <time.h>
 
 #include "peers.h"
+#include "peers_pkt.h"
 
 #define PEERS_SHUTDOWN_NS	(500 * IPOIB_NS_PER_MS)
 
@@ -48,10 +51,64 @@ peers_conn_close(struct peers *P, uint32_t idx)
 	peers_conn_free(P, idx);
 }
 
-/* Refused, timed out or failed: UD for a while, then try again. */
+/* On the connection: false when it refused (receiver not ready). */
+bool
+peers_conn_send(struct peers_conn *c, uint16_t type, const uint8_t *pkt,
+		uint32_t len)
+{
+	uint8_t hdr[IPOIB_HDR_LEN];
+	struct iovec iov[2] = {
+		{ hdr, sizeof(hdr) },
+		{ (void *)(uintptr_t)pkt, len },
+	};
+	struct shm_send wr = { .iov = iov, .iovcnt = 2 };
+
+	if (len + IPOIB_HDR_LEN > c->tx_mtu)
+		return false;
+	pk_put16(hdr, type);
+	pk_put16(hdr + 2, 0);
+	return shm_qp_post_send(c->qp, &wr, 1) == 1;
+}
+
+/*
+ * Free what a Linux host holds for pe: sent on its connection c (up), or
+ * dropped and counted (c NULL: refused, timed out, or stopping).
+ */
+void
+peers_conn_flush_held(struct peers *P, struct peers_peer *pe,
+		      struct peers_conn *c)
+{
+	struct peers_host *h = &P->hosts[pe->host];
+	uint8_t i;
+
+	for (i = 0; i < pe->nq; i++) {
+		if (c != NULL && peers_conn_send(c, pe->q[i]->type,
+						 pe->q[i]->pkt,
+						 pe->q[i]->len)) {
+			h->st.rc_tx++;
+			h->st.cm_queued++;
+		} else {
+			h->st.cm_queue_drops++;
+		}
+		free(pe->q[i]);
+		pe->q[i] = NULL;
+	}
+	pe->nq = 0;
+}
+
+/*
+ * Refused, timed out or failed: UD for a while, then try again. Linux
+ * has no backoff: what it held is dropped and the next packet tries
+ * again (peers_persona.c).
+ */
 static void
 peers_backoff(struct peers *P, struct peers_peer *pe)
 {
+	if (P->conf.persona == PEERS_PERSONA_LINUX) {
+		peers_conn_flush_held(P, pe, NULL);
+		P->hosts[pe->host].act = PEERS_ACT_NONE;
+		return;
+	}
 	pe->backoff_ms = pe->backoff_ms == 0 ? PEERS_BACKOFF_MIN_MS :
 			 pe->backoff_ms * 2 > PEERS_BACKOFF_MAX_MS ?
 			 PEERS_BACKOFF_MAX_MS : pe->backoff_ms * 2;
@@ -90,18 +147,21 @@ peers_send_req(struct peers *P, uint32_t idx)
 	struct peers_host *h = &P->hosts[c->host];
 	struct ipoib_cm_data d = {
 		.qpn = rte_cpu_to_be_32(h->qpn),
-		.mtu = rte_cpu_to_be_32(P->conf.mtu + IPOIB_HDR_LEN),
+		.mtu = rte_cpu_to_be_32(peers_persona_adv_mtu(P)),
 	};
 	struct shm_cm_req req = {
-		.service_id = (pe->sid_try ? IPOIB_CM_SID_RFC :
-			       IPOIB_CM_SID_OFED) | pe->qpn,
+		.service_id = peers_persona_sid(P, pe->sid_try) | pe->qpn,
 		.dgid = pe->gid,
 		.qp = c->qp,
 		.context = peers_ctx_ptr(P, idx),
 		/* Linux: no transport retries, 15 CM retries */
 		.retry_count = 0,
-		/* a busy receiver makes us use UD for that reply instead */
-		.rnr_retry_count = IPOIB_RNR_RETRY_FOREVER,
+		/*
+		 * A busy receiver makes us use UD for that reply instead;
+		 * Linux sends 0 (ipoib_cm_send_req()).
+		 */
+		.rnr_retry_count = P->conf.persona == PEERS_PERSONA_LINUX ?
+				   0 : IPOIB_RNR_RETRY_FOREVER,
 		.max_cm_retries = PEERS_CM_RETRIES,
 		.responder_resources = 4,
 		.priv_len = sizeof(d),
@@ -168,6 +228,7 @@ peers_cm_rep(struct peers *P, uint32_t idx, const struct shm_cm_event *ev)
 	struct peers_peer *pe = &P->peers[c->peer];
 	struct peers_host *h = &P->hosts[c->host];
 	struct ipoib_cm_data d;
+	uint64_t *bad = NULL;
 	uint32_t mtu = 0;
 
 	if (!c->active || c->state != PEERS_CONN_CONNECTING)
@@ -175,8 +236,15 @@ peers_cm_rep(struct peers *P, uint32_t idx, const struct shm_cm_event *ev)
 	if (ev->priv_len >= sizeof(d)) {
 		memcpy(&d, ev->priv, sizeof(d));
 		mtu = rte_be_to_cpu_32(d.mtu);
+		if (mtu <= IPOIB_HDR_LEN || mtu > IPOIB_CM_BUF_SIZE)
+			bad = &h->st.cm_bad_mtu;	/* Linux: <= 4 too */
+		else if ((rte_be_to_cpu_32(d.qpn) & IPOIB_QPN_MASK) != pe->qpn)
+			bad = &h->st.cm_bad_qpn;
+	} else {
+		bad = &h->st.cm_bad_len;
 	}
-	if (mtu <= IPOIB_HDR_LEN) {	/* Linux refuses these too */
+	if (bad != NULL) {
+		(*bad)++;
 		shm_cm_reject(c->id, IPOIB_REJ_CONSUMER, NULL, 0);
 		peers_act_failed(P, idx);
 		return;
@@ -186,10 +254,16 @@ peers_cm_rep(struct peers *P, uint32_t idx, const struct shm_cm_event *ev)
 		return;
 	}
 	c->tx_mtu = mtu < IPOIB_CM_BUF_SIZE ? mtu : IPOIB_CM_BUF_SIZE;
+	/* illumos never reads the REP's MTU: its own buffers bound it */
+	if (P->conf.persona == PEERS_PERSONA_ILLUMOS)
+		c->tx_mtu = IPOIB_CM_BUF_SIZE;
 	c->state = PEERS_CONN_UP;
 	pe->backoff_ms = 0;
+	if (P->conf.persona == PEERS_PERSONA_ILLUMOS)
+		pe->sid_try = 0;	/* the next connect starts over */
 	h->act = PEERS_ACT_UP;
 	h->st.act_up++;
+	peers_conn_flush_held(P, pe, c);
 }
 
 /* A REJ or a timeout of our REQ. */
@@ -199,15 +273,27 @@ peers_cm_refused(struct peers *P, uint32_t idx, const struct shm_cm_event *ev)
 	struct peers_conn *c = &P->conns[idx];
 	struct peers_peer *pe = &P->peers[c->peer];
 
-	/* OFED service ID unknown there: try the RFC 4755 one */
-	if (ev->type == IPOIB_CM_REJ_RCVD &&
-	    ev->reason == IPOIB_REJ_INVALID_SERVICE_ID && pe->sid_try == 0) {
-		pe->sid_try = 1;
+	uint16_t reason = ev->type == IPOIB_CM_REJ_RCVD ? ev->reason : 0;
+
+	/*
+	 * Another service ID to try: the RFC 4755 one at once when the
+	 * OFED one is unknown there (default); illumos's sequence, 10 ms
+	 * apart, on any failure (peers_persona.c).
+	 */
+	if (peers_persona_next_sid(P, pe, reason)) {
+		if (P->conf.persona == PEERS_PERSONA_ILLUMOS) {
+			/* a new QP for the next try, when it is due */
+			P->hosts[c->host].st.act_failed++;
+			peers_conn_close(P, idx);
+			return;
+		}
 		shm_cm_destroy(c->id);
 		c->id = NULL;
 		if (peers_send_req(P, idx) == 0)
 			return;
 	}
+	if (P->conf.persona == PEERS_PERSONA_ILLUMOS)
+		pe->sid_try = 0;	/* the next connect starts over */
 	peers_act_failed(P, idx);
 }
 
@@ -227,7 +313,7 @@ peers_cm_req(struct peers *P, uint32_t host, const struct shm_cm_event *ev)
 	struct peers_host *h = &P->hosts[host];
 	struct ipoib_cm_data d, rep = {
 		.qpn = rte_cpu_to_be_32(h->qpn),
-		.mtu = rte_cpu_to_be_32(P->conf.mtu + IPOIB_HDR_LEN),
+		.mtu = rte_cpu_to_be_32(peers_persona_adv_mtu(P)),
 	};
 	struct shm_qp_conf qc = {
 		.type = SHM_QPT_RC,
@@ -240,10 +326,18 @@ peers_cm_req(struct peers *P, uint32_t host, const struct shm_cm_event *ev)
 
 	if (ev->priv_len < sizeof(d) ||
 	    P->conf.accept == PEERS_ACCEPT_NONE) {
+		if (ev->priv_len < sizeof(d))
+			h->st.cm_bad_len++;
 		peers_reject(h, ev->id, IPOIB_REJ_CONSUMER);
 		return;
 	}
 	memcpy(&d, ev->priv, sizeof(d));
+	if (rte_be_to_cpu_32(d.mtu) <= IPOIB_HDR_LEN ||
+	    rte_be_to_cpu_32(d.mtu) > IPOIB_CM_BUF_SIZE) {
+		h->st.cm_bad_mtu++;
+		peers_reject(h, ev->id, IPOIB_REJ_CONSUMER);
+		return;
+	}
 	peer = peers_peer_get(P, host, rte_be_to_cpu_32(d.qpn),
 			      ev->remote_gid);
 	if (peer == UINT32_MAX) {
@@ -410,4 +504,6 @@ peers_conns_shutdown(struct peers *P)
 	for (i = 0; i < P->nr_conns; i++)
 		if (P->conns[i].state != PEERS_CONN_FREE)
 			peers_conn_close(P, i);
+	for (i = 0; i < P->nr_peers; i++)
+		peers_conn_flush_held(P, &P->peers[i], NULL);
 }

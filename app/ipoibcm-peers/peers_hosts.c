@@ -191,7 +191,6 @@ peers_host_open(struct peers *P, uint32_t i)
 		.type = SHM_QPT_UD,
 		.max_recv_sge = 1,
 		.pkey_index = 0,
-		.qkey = IPOIB_QKEY_DEFAULT,
 		.qp_context = i,
 	};
 	uint8_t flags = P->conf.accept == PEERS_ACCEPT_UD ? 0 :
@@ -220,6 +219,10 @@ peers_host_open(struct peers *P, uint32_t i)
 		if (ret < 0)
 			return ret;
 	}
+	ret = peers_persona_join(P, h);
+	if (ret < 0)
+		return ret;
+	qc.qkey = P->qkey;
 	qc.recv_cq = P->cq;
 	qc.srq = P->ud_srq;
 	h->ud = shm_qp_create(h->port, &qc);
@@ -245,9 +248,12 @@ peers_host_open(struct peers *P, uint32_t i)
 		return ret;
 	if (P->conf.accept == PEERS_ACCEPT_UD)
 		return 0;
-	/* Linux/OFED and RFC 4755 service IDs: peers use either */
+	/*
+	 * Linux/OFED and RFC 4755 service IDs: peers use either. Linux
+	 * listens on the OFED one only (peers_persona.c).
+	 */
 	ret = shm_cm_listen(h->port, IPOIB_CM_SID_OFED | h->qpn);
-	if (ret == 0)
+	if (ret == 0 && P->conf.persona != PEERS_PERSONA_LINUX)
 		ret = shm_cm_listen(h->port, IPOIB_CM_SID_RFC | h->qpn);
 	if (ret < 0)
 		fprintf(stderr, PEERS_PROG ": host %u: cannot listen: %s\n", i,
@@ -271,6 +277,9 @@ peers_hosts_open(struct peers *P)
 	P->hosts = calloc(n, sizeof(*P->hosts));
 	if (P->hosts == NULL)
 		return -ENOMEM;
+	/* linux: from the broadcast group's record (peers_persona_join) */
+	P->qkey = IPOIB_QKEY_DEFAULT;
+	P->ud_mtu = P->conf.ib_mtu;
 	ret = shm_fabric_attach(P->conf.fabric, &P->f);
 	if (ret < 0) {
 		fprintf(stderr, PEERS_PROG ": cannot attach fabric %s: %s\n",
@@ -351,16 +360,29 @@ peers_gid_is_ours(const struct peers *P, const uint8_t *gid)
 static void
 peers_rx_ud(struct peers *P, const struct ipoib_wc *wc, const uint8_t *buf)
 {
-	const uint8_t *sgid = buf + 8, *dgid = buf + 24;
-	const uint8_t *frame = buf + IPOIB_GRH_LEN;
+	bool grh = wc->wc_flags & IPOIB_WC_GRH;
+	const uint8_t *sgid = buf + 8, *frame = buf + IPOIB_GRH_LEN;
 	uint32_t len = wc->byte_len - IPOIB_GRH_LEN, host = wc->qp_context;
-	bool mcast = dgid[0] == 0xff;
+	bool mcast = grh && buf[24] == 0xff;
+	uint8_t gid[IPOIB_GID_LEN];
 
 	if (wc->status != IPOIB_WC_SUCCESS || wc->qp_context >= P->nr_hosts ||
-	    !(wc->wc_flags & IPOIB_WC_GRH) ||
 	    wc->byte_len < IPOIB_GRH_LEN + IPOIB_HDR_LEN) {
 		P->wc_errors++;
 		return;
+	}
+	/*
+	 * Unicast without a GRH (as Linux sends it, and as Linux accepts
+	 * it): the sender is its SLID and source QPN. A host would know
+	 * the GID from ARP/ND; the emulator takes it from the directory.
+	 */
+	if (!grh) {
+		if (shm_lid_to_gid(P->f, wc->slid, gid) < 0) {
+			P->wc_errors++;
+			return;
+		}
+		sgid = gid;
+		P->ud_nogrh++;
 	}
 	if (mcast) {
 		/* our own multicast, looped back, or for no host of ours */

@@ -72,6 +72,20 @@ static const char peers_usage[] =
 "                       sends over it once established; after a REJ or a\n"
 "                       timeout it stays on UD and retries after 100 ms,\n"
 "                       doubling up to 5 s (default: replies on UD only)\n"
+"  --personality NAME   default: as above. linux: as a Linux host\n"
+"                         (ipoib): listens on the OFED service ID only,\n"
+"                         REQ retry 0 / rnr_retry 0, advertises 65524,\n"
+"                         connects to every peer offering connected mode\n"
+"                         and holds 3 packets while it comes up (drops the\n"
+"                         rest), after a REJ tries again with the next\n"
+"                         packet, never UD to such a peer; unicast UD\n"
+"                         without a GRH; Q_Key and UD MTU from the SA's\n"
+"                         broadcast group. illumos: as an illumos host\n"
+"                         (ibd): listens on both IDs, connects with the\n"
+"                         OFED ID twice then the RFC one, each try 10 ms\n"
+"                         after the last (with the next packet), and sends\n"
+"                         up to 65524 bytes whatever the peer advertised.\n"
+"                         linux and illumos imply --connect\n"
 "\n"
 "Run (timers start when every host is up):\n"
 "  --idle-after SECONDS then send nothing: no ARP/ND answer, no echo or\n"
@@ -118,6 +132,7 @@ enum {
 	OPT_MTU,
 	OPT_ACCEPT,
 	OPT_CONNECT,
+	OPT_PERSONALITY,
 	OPT_IDLE_AFTER,
 	OPT_DIE_AFTER,
 	OPT_DURATION,
@@ -137,6 +152,7 @@ static const struct option peers_options[] = {
 	{ "mtu", required_argument, NULL, OPT_MTU },
 	{ "accept", required_argument, NULL, OPT_ACCEPT },
 	{ "connect", no_argument, NULL, OPT_CONNECT },
+	{ "personality", required_argument, NULL, OPT_PERSONALITY },
 	{ "idle-after", required_argument, NULL, OPT_IDLE_AFTER },
 	{ "die-after", required_argument, NULL, OPT_DIE_AFTER },
 	{ "duration", required_argument, NULL, OPT_DURATION },
@@ -172,6 +188,8 @@ peers_accepted(int opt)
 		return "an integer 68..65520";
 	case OPT_ACCEPT:
 		return "all, none, ud or limit:N with N 0..65536";
+	case OPT_PERSONALITY:
+		return "default, linux or illumos";
 	case OPT_IDLE_AFTER:
 	case OPT_DIE_AFTER:
 	case OPT_DURATION:
@@ -342,6 +360,19 @@ peers_parse_option(struct peers_conf *conf, int opt, const char *arg,
 		break;
 	case OPT_CONNECT:
 		conf->connect = true;
+		break;
+	case OPT_PERSONALITY:
+		if (strcmp(arg, "linux") == 0)
+			conf->persona = PEERS_PERSONA_LINUX;
+		else if (strcmp(arg, "illumos") == 0)
+			conf->persona = PEERS_PERSONA_ILLUMOS;
+		else if (strcmp(arg, "default") == 0)
+			conf->persona = PEERS_PERSONA_DEFAULT;
+		else
+			peers_bad_value(opt, arg);
+		/* both open connections to the peers they send to */
+		if (conf->persona != PEERS_PERSONA_DEFAULT)
+			conf->connect = true;
 		break;
 	case OPT_IDLE_AFTER:
 		conf->idle_after = peers_parse_seconds(opt, arg, false);

@@ -39,6 +39,8 @@ static const struct {
 	{ "active_failed", offsetof(struct peers_stats, act_failed) },
 	{ "rc_fallback", offsetof(struct peers_stats, rc_fallback) },
 	{ "dropped", offsetof(struct peers_stats, dropped) },
+	PEERS_STAT(cm_queued), PEERS_STAT(cm_queue_drops),
+	PEERS_STAT(cm_bad_len), PEERS_STAT(cm_bad_mtu), PEERS_STAT(cm_bad_qpn),
 };
 
 static uint64_t
@@ -251,11 +253,13 @@ peers_report_json(const struct peers *P, const char *path)
 		"\"run_seconds\": %.3f, \"rss_kib\": %ld, \"idle\": %s, "
 		"\"solicited_groups\": %u, \"mcast_other\": %" PRIu64 ", "
 		"\"stale_completions\": %" PRIu64 ", \"completion_errors\": %"
-		PRIu64, (int)getpid(), P->conf.fabric, P->conf.guid_base,
+		PRIu64 ", \"ud_without_grh\": %" PRIu64 ", \"personality\": "
+		"\"%s\"", (int)getpid(), P->conf.fabric, P->conf.guid_base,
 		(P->ready_ns - P->start_ns) / 1e9,
 		(ipoib_now_ns() - P->ready_ns) / 1e9, peers_rss_kib(),
 		P->idle ? "true" : "false", P->sol_groups, P->mcast_other,
-		P->stale_wc, P->wc_errors);
+		P->stale_wc, P->wc_errors, P->ud_nogrh,
+		peers_persona_name(P->conf.persona));
 	peers_json_fabric(fp, P);
 	fprintf(fp, "}\n}\n");
 	if (fclose(fp) != 0 || rename(tmp, path) != 0) {

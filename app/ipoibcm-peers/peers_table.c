@@ -178,6 +178,8 @@ peers_ah_get(struct peers *P, const uint8_t *gid)
 	a = &P->ahs[P->nr_ahs];
 	if (shm_ah_resolve(P->f, gid, 0, &a->ah) < 0)
 		return NULL;	/* no such port (now): not cached */
+	/* Linux sends unicast UD without a GRH (peers_persona.c) */
+	a->ah.global = P->conf.persona != PEERS_PERSONA_LINUX;
 	memcpy(a->gid, gid, IPOIB_GID_LEN);
 	P->ah_slot[k] = ++P->nr_ahs;
 	return &a->ah;

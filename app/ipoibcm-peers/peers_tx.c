@@ -21,14 +21,14 @@ peers_ipoib_hdr(uint8_t *hdr, uint16_t type)
 
 static void
 peers_ud_post(struct peers_host *h, const struct shm_ah *ah, uint32_t qpn,
-	      const struct iovec *iov, uint16_t iovcnt)
+	      uint32_t qkey, const struct iovec *iov, uint16_t iovcnt)
 {
 	struct shm_send wr = {
 		.iov = iov,
 		.iovcnt = iovcnt,
 		.ah = ah,
 		.remote_qpn = qpn,
-		.remote_qkey = IPOIB_QKEY_DEFAULT,
+		.remote_qkey = qkey,
 	};
 
 	/*
@@ -42,7 +42,7 @@ peers_ud_post(struct peers_host *h, const struct shm_ah *ah, uint32_t qpn,
 /* An IPv4 packet (20-byte header, as all ours) in UD-sized fragments. */
 static bool
 peers_ud_frags(struct peers_host *h, const struct shm_ah *ah, uint32_t qpn,
-	       const uint8_t *pkt, uint32_t len, uint32_t ud_mtu)
+	       uint32_t qkey, const uint8_t *pkt, uint32_t len, uint32_t ud_mtu)
 {
 	uint16_t frag = pk_get16(pkt + 6);
 	uint32_t max = (ud_mtu - PK_IPV4_HLEN) & ~7u, off, n;
@@ -70,7 +70,7 @@ peers_ud_frags(struct peers_host *h, const struct shm_ah *ah, uint32_t qpn,
 		iov[1] = (struct iovec){ ip, sizeof(ip) };
 		iov[2] = (struct iovec){ (void *)(uintptr_t)(pkt +
 					 PK_IPV4_HLEN + off), n };
-		peers_ud_post(h, ah, qpn, iov, 3);
+		peers_ud_post(h, ah, qpn, qkey, iov, 3);
 	}
 	return true;
 }
@@ -81,7 +81,7 @@ peers_send_ud(struct peers *P, struct peers_peer *pe, uint16_t type,
 {
 	struct peers_host *h = &P->hosts[pe->host];
 	const struct shm_ah *ah = peers_ah_get(P, pe->gid);
-	uint32_t ud_mtu = P->conf.ib_mtu - IPOIB_HDR_LEN;
+	uint32_t ud_mtu = P->ud_mtu - IPOIB_HDR_LEN;
 	uint8_t hdr[IPOIB_HDR_LEN];
 	struct iovec iov[2];
 
@@ -91,7 +91,7 @@ peers_send_ud(struct peers *P, struct peers_peer *pe, uint16_t type,
 	}
 	if (len > ud_mtu) {
 		if (type == PK_ETH_P_IPV4 &&
-		    peers_ud_frags(h, ah, pe->qpn, pkt, len, ud_mtu))
+		    peers_ud_frags(h, ah, pe->qpn, P->qkey, pkt, len, ud_mtu))
 			return true;
 		h->st.dropped++;
 		return false;
@@ -99,26 +99,36 @@ peers_send_ud(struct peers *P, struct peers_peer *pe, uint16_t type,
 	peers_ipoib_hdr(hdr, type);
 	iov[0] = (struct iovec){ hdr, sizeof(hdr) };
 	iov[1] = (struct iovec){ (void *)(uintptr_t)pkt, len };
-	peers_ud_post(h, ah, pe->qpn, iov, 2);
+	peers_ud_post(h, ah, pe->qpn, P->qkey, iov, 2);
 	return true;
 }
 
-/* On the connection: false when it refused (receiver not ready). */
+/*
+ * Linux (ipoib_start_xmit()): every unicast packet, ARP included, to a
+ * peer that advertises connected mode goes on the connection; while it
+ * comes up, 3 are held and the rest dropped (peers_persona.c).
+ */
 static bool
-peers_send_rc(struct peers_conn *c, uint16_t type, const uint8_t *pkt,
-	      uint32_t len)
+peers_send_linux(struct peers *P, uint32_t peer, uint16_t type,
+		 const uint8_t *pkt, uint32_t len)
 {
-	uint8_t hdr[IPOIB_HDR_LEN];
-	struct iovec iov[2] = {
-		{ hdr, sizeof(hdr) },
-		{ (void *)(uintptr_t)pkt, len },
-	};
-	struct shm_send wr = { .iov = iov, .iovcnt = 2 };
+	struct peers_peer *pe = &P->peers[peer];
+	struct peers_host *h = &P->hosts[pe->host];
+	struct peers_conn *c;
 
-	if (len + IPOIB_HDR_LEN > c->tx_mtu)
-		return false;
-	peers_ipoib_hdr(hdr, type);
-	return shm_qp_post_send(c->qp, &wr, 1) == 1;
+	if (pe->tx == 0)
+		peers_conn_connect(P, peer);
+	c = pe->tx ? &P->conns[pe->tx - 1] : NULL;
+	if (c == NULL)		/* no connected mode there: UD */
+		return peers_send_ud(P, pe, type, pkt, len);
+	if (c->state != PEERS_CONN_UP)
+		return peers_persona_hold(P, pe, type, pkt, len);
+	if (peers_conn_send(c, type, pkt, len)) {
+		h->st.rc_tx++;
+		return true;
+	}
+	h->st.dropped++;	/* RNR retries 0: it would go to error */
+	return false;
 }
 
 /* Send a host's packet to peer; may_rc: ARP always goes on UD. */
@@ -129,13 +139,16 @@ peers_send(struct peers *P, uint32_t peer, uint16_t type, const uint8_t *pkt,
 	struct peers_peer *pe = &P->peers[peer];
 	struct peers_host *h = &P->hosts[pe->host];
 
+	/* Linux sends unicast ARP on UD too (unicast_arp_send()) */
+	if (P->conf.persona == PEERS_PERSONA_LINUX && may_rc)
+		return peers_send_linux(P, peer, type, pkt, len);
 	if (may_rc && P->conf.connect) {
 		struct peers_conn *c = pe->tx ? &P->conns[pe->tx - 1] : NULL;
 
 		if (c == NULL) {
 			peers_conn_connect(P, peer);
 		} else if (c->state == PEERS_CONN_UP) {
-			if (peers_send_rc(c, type, pkt, len)) {
+			if (peers_conn_send(c, type, pkt, len)) {
 				h->st.rc_tx++;
 				return true;
 			}
@@ -156,7 +169,7 @@ peers_send_mcast(struct peers *P, uint32_t host, const uint8_t *mgid,
 	struct iovec iov[2];
 	struct shm_ah ah;
 
-	if (len + IPOIB_HDR_LEN > P->conf.ib_mtu ||
+	if (len + IPOIB_HDR_LEN > P->ud_mtu ||
 	    shm_ah_resolve(P->f, mgid, 0, &ah) < 0) {
 		h->st.dropped++;
 		return false;
@@ -164,6 +177,6 @@ peers_send_mcast(struct peers *P, uint32_t host, const uint8_t *mgid,
 	peers_ipoib_hdr(hdr, type);
 	iov[0] = (struct iovec){ hdr, sizeof(hdr) };
 	iov[1] = (struct iovec){ (void *)(uintptr_t)pkt, len };
-	peers_ud_post(h, &ah, IPOIB_MCAST_QPN, iov, 2);
+	peers_ud_post(h, &ah, IPOIB_MCAST_QPN, P->qkey, iov, 2);
 	return true;
 }

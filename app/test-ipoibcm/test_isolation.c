@@ -187,6 +187,7 @@ raw_send(struct raw *r, unsigned int qp, uint32_t qkey,
 	TEST_ASSERT(m != NULL, "frame");
 	s.remote_qpn = ((uint32_t)hw[1] << 16) | ((uint32_t)hw[2] << 8) | hw[3];
 	TEST_ASSERT_EQ(shm_ah_resolve(r->f, &hw[4], 0, &ah), 0, "AH");
+	ah.global = true;	/* the driver names UD senders by the GRH */
 	s.ah = &ah;
 	iov[0].iov_base = &hdr;
 	iov[0].iov_len = sizeof(hdr);

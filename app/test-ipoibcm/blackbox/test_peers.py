@@ -10,7 +10,8 @@ Everything is synchronised on events (a line printed, a counter reached)
 by polling; HANG_S only catches a hang, no check judges a time, a rate or
 a CPU share (those are printed as figures).
 
-usage: test_peers.py TEST   (options, probe, rc, backoff, idle, die, scale)
+usage: test_peers.py TEST   (options, probe, rc, backoff, idle, die, scale,
+                            persona, badcm)
 """
 
 import glob
@@ -237,8 +238,9 @@ def test_options():
     check(out.returncode == 0, "--help exits 0")
     for opt in ["--fabric", "--hosts", "--guid-base", "--ipv4",
                 "--ipv6-prefix", "--pkey", "--ib-mtu", "--mtu", "--accept",
-                "--connect", "--idle-after", "--die-after", "--duration",
-                "--report-interval", "--json", "--quiet"]:
+                "--connect", "--personality", "--idle-after",
+                "--die-after", "--duration", "--report-interval", "--json",
+                "--quiet"]:
         check(opt in out.stdout, "usage documents " + opt)
     bad = [
         (["--hosts", "0"], "--hosts"),
@@ -257,6 +259,8 @@ def test_options():
         (["--ipv6-prefix", "fd00::"], "--ipv6-prefix"),
         (["--ipv6-prefix", "fd00::/97"], "--ipv6-prefix"),
         (["--ipv6-prefix", "ff02::/64"], "--ipv6-prefix"),
+        (["--personality", "solaris"], "--personality"),
+        (["--personality"], "--personality"),
         (["--pkey", "0"], "--pkey"),
         (["--pkey", "0x10000"], "--pkey"),
         (["--ib-mtu", "1500"], "--ib-mtu"),
@@ -611,6 +615,183 @@ def test_scale():
         cleanup(fabric, [emu])
 
 
+SID_OFED = 0x1000000000000000
+SID_RFC = 0x0100000000000000
+
+
+def reqs_seen(out):
+    """The REQs peers_client received: [(service ID, retry, rnr, mtu)]."""
+    return [(int(m.group(1), 16), int(m.group(2)), int(m.group(3)),
+             int(m.group(4)))
+            for m in re.finditer(r"^req: sid (0x[0-9a-f]+) retry (\d+) "
+                                 r"rnr (\d+) mtu (\d+)$", out, re.M)]
+
+
+def persona_linux():
+    """--personality linux: the wire behaviour of Linux ipoib."""
+    fabric = fabric_name("linux")
+    emu = Emulator(fabric, ["--hosts", "2", "--personality", "linux"])
+    try:
+        if not check(emu.ready is not None, "emulator ready"):
+            return
+        # OFED ID: REP echoes our REQ's rnr_retry, advertises 65524; the
+        # host connects back (REQ retry 0, rnr 0, 65524) to reply on RC
+        rc, out = client(fabric, 2, ["rc", "--host", "0", "--accept", "1",
+                                     "--mtu", "65524", "--rc-reply"],
+                         global_args=["--req-rnr", "5"])
+        check(rc == 0, "linux: REQ on the OFED ID accepted, reply on RC")
+        check(value(out, "rep") == "rnr 5 mtu 65524",
+              "linux: REP echoes rnr_retry 5 and advertises 65524")
+        reqs = reqs_seen(out)
+        check(len(reqs) == 1 and reqs[0][0] >> 32 == SID_OFED >> 32 and
+              reqs[0][1:] == (0, 0, 65524),
+              "linux: REQ to the OFED ID, retry 0, rnr_retry 0, 65524")
+        check(value(out, "ud") == "grh 0 nogrh 1",
+              "linux: its unicast UD (the ARP reply) has no GRH")
+        # the RFC 4755 ID: nobody listens, ib_cm answers REJ 8
+        rc, out = client(fabric, 2, ["rc", "--host", "1", "--accept", "0",
+                                     "--reason", "8"],
+                         global_args=["--sid", "rfc"])
+        check(rc == 0, "linux: REQ on the RFC 4755 ID gets REJ 8")
+        # 10 packets while connecting: 3 held and sent on RC once up
+        rc, out = client(fabric, 2, ["queue", "--host", "1", "--count",
+                                     "10", "--reqs", "3"])
+        check(rc == 0 and value(out, "queue") ==
+              "pings 10 replies ud 0 rc 3",
+              "linux: 3 replies held while connecting, 7 dropped")
+        emu.stop()
+        h = emu.results()["hosts"][1]
+        check(h["cm_queued"] == 3 and h["cm_queue_drops"] == 7,
+              "JSON: 3 held and sent, 7 dropped")
+    finally:
+        cleanup(fabric, [emu])
+
+    # refused: drop, and try again with the next packet, never UD
+    fabric = fabric_name("linuxrej")
+    emu = Emulator(fabric, ["--hosts", "1", "--personality", "linux"])
+    try:
+        if not check(emu.ready is not None, "emulator ready"):
+            return
+        rc, out = client(fabric, 1, ["backoff", "--host", "0", "--seconds",
+                                     "1", "--reason", "28"])
+        m = re.match(r"pings (\d+) replies ud (\d+) rc (\d+)",
+                     value(out, "backoff") or "")
+        check(rc == 0 and m is not None and int(m.group(2)) == 0 and
+              int(m.group(3)) == 0, "linux: no reply on UD to a peer "
+              "that refuses its connection")
+        emu.stop()
+        h = emu.results()["hosts"][0]
+        reqs = len(reqs_seen(out))
+        say("  REQs seen %d; host: active_failed %d cm_queue_drops %d "
+            "cm_queued %d ud_tx %d rc_tx %d" %
+            (reqs, h["active_failed"], h["cm_queue_drops"],
+             h["cm_queued"], h["ud_tx"], h["rc_tx"]))
+        # each REJ ended an attempt; the next reply started the next one
+        check(reqs >= 3 and h["active_failed"] >= 3,
+              "linux: REQ after REQ, each refused")
+        # what each attempt held was dropped: nothing on RC, nor on UD
+        # but the ARP reply
+        check(h["cm_queue_drops"] >= h["active_failed"] and
+              h["cm_queued"] == 0 and h["rc_tx"] == 0 and h["ud_tx"] == 1,
+              "JSON: every reply dropped, only the ARP reply on UD")
+    finally:
+        cleanup(fabric, [emu])
+
+
+def persona_illumos():
+    """--personality illumos: the wire behaviour of illumos ibd."""
+    fabric = fabric_name("illumos")
+    emu = Emulator(fabric, ["--hosts", "2", "--personality", "illumos"])
+    try:
+        if not check(emu.ready is not None, "emulator ready"):
+            return
+        for sid in ["ofed", "rfc"]:
+            rc, out = client(fabric, 2, ["rc", "--host", "0", "--accept",
+                                         "1"], global_args=["--sid", sid])
+            check(rc == 0, "illumos: listens on the %s service ID" % sid)
+        # its connect sequence: OFED, OFED again, then RFC 4755
+        rc, out = client(fabric, 2, ["backoff", "--host", "1", "--seconds",
+                                     "1", "--reqs", "3", "--reason", "28"])
+        sids = [r[0] >> 32 for r in reqs_seen(out)][:3]
+        check(rc == 0 and sids == [SID_OFED >> 32, SID_OFED >> 32,
+                                   SID_RFC >> 32],
+              "illumos: connects with OFED, OFED, then RFC 4755")
+        # our REP says 2048; it sends 60000 bytes on RC anyway
+        rc, out = client(fabric, 2, ["rc", "--host", "0", "--big",
+                                     "--rc-reply"],
+                         global_args=["--rep-mtu", "2048"])
+        check(rc == 0, "illumos: ignores the REP's MTU, a 60000-byte "
+              "reply on RC")
+    finally:
+        cleanup(fabric, [emu])
+
+    # the default personality keeps to the MTU our REP advertised
+    fabric = fabric_name("dflmtu")
+    emu = Emulator(fabric, ["--hosts", "1", "--connect"])
+    try:
+        if check(emu.ready is not None, "emulator ready"):
+            rc, out = client(fabric, 1, ["rc", "--host", "0", "--big"],
+                             global_args=["--rep-mtu", "2048"])
+            check(rc == 0, "default: 60000 bytes beyond the REP's MTU "
+                  "come back on UD, in fragments")
+    finally:
+        cleanup(fabric, [emu])
+
+
+def test_badcm():
+    """Malformed REQ and REP private data: REJ 28, counted by reason; the
+    host goes on serving."""
+    fabric = fabric_name("badcm")
+    emu = Emulator(fabric, ["--hosts", "1", "--connect"])
+    try:
+        if not check(emu.ready is not None, "emulator ready"):
+            return
+        for args, what in [(["--req-priv-len", "4"], "short"),
+                           (["--req-mtu", "0"], "MTU 0"),
+                           (["--req-mtu", "65525"], "MTU 65525")]:
+            rc, out = client(fabric, 1, ["rc", "--host", "0", "--accept",
+                                         "0", "--reason", "28"],
+                             global_args=args)
+            check(rc == 0, "REQ private data %s: REJ 28" % what)
+        # a REP with MTU 0 to the host's own REQ: refused, reply on UD
+        rc, out = client(fabric, 1, ["rc", "--host", "0", "--accept", "1"],
+                         global_args=["--rep-mtu", "0"])
+        check(rc == 0, "REP MTU 0: the host refuses it and replies on UD")
+        rc, out = client(fabric, 1, ["rc", "--host", "0", "--accept", "1"])
+        check(rc == 0, "the host still accepts a good REQ")
+        emu.stop()
+        h = emu.results()["hosts"][0]
+        # the REP MTU 0 may be met again if the host retried meanwhile
+        check(h["cm_bad_len"] == 1 and h["cm_bad_mtu"] >= 3 and
+              h["cm_bad_qpn"] == 0,
+              "JSON: 1 short, 3 or more bad MTUs (2 REQs, the REPs)")
+    finally:
+        cleanup(fabric, [emu])
+
+
+def persona_nogrh():
+    """Unicast UD without a GRH (as Linux sends it) is answered too."""
+    fabric = fabric_name("nogrh")
+    emu = Emulator(fabric, ["--hosts", "2"])
+    try:
+        if not check(emu.ready is not None, "emulator ready"):
+            return
+        rc, out = client(fabric, 2, ["probe", "--count", "2"],
+                         global_args=["--no-grh"])
+        check(rc == 0, "GRH-less unicast: every host answers")
+        emu.stop()
+        check(emu.results()["process"]["ud_without_grh"] > 0,
+              "JSON: UD without a GRH received")
+    finally:
+        cleanup(fabric, [emu])
+
+
+def test_persona():
+    persona_linux()
+    persona_illumos()
+    persona_nogrh()
+
+
 TESTS = {
     "options": test_options,
     "probe": test_probe,
@@ -619,6 +800,8 @@ TESTS = {
     "idle": test_idle,
     "die": test_die,
     "scale": test_scale,
+    "persona": test_persona,
+    "badcm": test_badcm,
 }
 
 

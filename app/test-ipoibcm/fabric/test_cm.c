@@ -640,3 +640,106 @@ out:
 }
 REGISTER_TEST(cm_disconnect, test_cm_disconnect,
 	"CM: DREQ/DREP both ways, to a forgotten id, and DREQ lost")
+
+/* ---- REQ fields and the REP's RNR retry count ----------------------------- */
+
+/* REQ a -> b with rnr_retry req_rnr; b answers REP with rep_rnr (-1: echo). */
+static int
+cm_rnr_run(struct ep *a, struct ep *b, uint8_t req_rnr, int rep_rnr,
+	   uint8_t want_rep)
+{
+	struct shm_cm_id *id = NULL, *pas = NULL;
+	struct shm_cm_event ev;
+	struct shm_cm_req req;
+	int ret = -1;
+
+	req_init(&req, b->info.gid, a->qp, req_rnr, 3);
+	req.retry_count = 0;
+	CHECK(shm_cm_connect(a->port, &req, &id) == 0);
+	CHECK(cm_expect(b->port, IPOIB_CM_REQ_RCVD, &ev, T_TIMEOUT) == 0);
+	pas = ev.id;
+	CHECK_EQ(ev.retry_count, 0);
+	CHECK_EQ(ev.rnr_retry_count, req_rnr);
+	CHECK_EQ(ev.responder_resources, 4);
+	if (rep_rnr >= 0)
+		CHECK(shm_cm_set_rep_rnr_retry(pas, (uint8_t)rep_rnr) == 0);
+	CHECK(shm_cm_set_rep_rnr_retry(pas, 8) == -EINVAL);
+	CHECK(shm_cm_accept(pas, b->qp, NULL, NULL, 0) == 0);
+	CHECK(shm_cm_set_rep_rnr_retry(pas, 1) == -EINVAL, "after the REP");
+	CHECK(cm_expect(a->port, IPOIB_CM_REP_RCVD, &ev, T_TIMEOUT) == 0);
+	CHECK_EQ(ev.rnr_retry_count, want_rep);
+	CHECK(shm_cm_rtu(id) == 0);
+	CHECK(cm_expect(b->port, IPOIB_CM_ESTABLISHED, &ev, T_TIMEOUT) == 0);
+	CHECK(cm_traffic(a, b) == 0);
+	ret = 0;
+out:
+	if (id != NULL)
+		shm_cm_destroy(id);
+	if (pas != NULL)
+		shm_cm_destroy(pas);
+	return ret;
+}
+
+static int
+test_cm_rnr_fields(void)
+{
+	struct ep a, b;
+	uint32_t i;
+	char fab[32];
+
+	CHECK(cm_open(&a, &b, fab, sizeof(fab), "cm_rnr_fields") == 0);
+	/* Linux: REQ rnr_retry 0, and its REP echoes what the REQ said */
+	CHECK(cm_rnr_run(&a, &b, 0, -1, 0) == 0);
+	CHECK(qp_destroy_drain(a.qp, a.cq) == 0 &&
+	      qp_destroy_drain(b.qp, b.cq) == 0);
+	a.qp = qp_new(a.port, SHM_QPT_RC, a.cq, NULL, a.nbufs, 0);
+	b.qp = qp_new(b.port, SHM_QPT_RC, b.cq, NULL, b.nbufs, 0);
+	CHECK(a.qp != NULL && b.qp != NULL);
+	for (i = 0; i < a.nbufs; i++)
+		CHECK(ep_post(&a, i) == 0 && ep_post(&b, i) == 0);
+	CHECK(cm_rnr_run(&a, &b, 7, 3, 3) == 0);
+out:
+	ep_close(&b);
+	ep_close(&a);
+	return ft_end(fab);
+}
+REGISTER_TEST(cm_rnr_fields, test_cm_rnr_fields,
+	"CM: REQ retry/RNR/responder fields seen; REP's RNR count echoed or set")
+
+/* ---- a REP nobody asked for ----------------------------------------------- */
+
+/*
+ * The active side gives its REQ up before the REP comes: the REP (and
+ * its resends) finds no id, is dropped and counted; the passive side
+ * times out; nothing is left behind.
+ */
+static int
+test_cm_rep_unknown(void)
+{
+	struct shm_cm_id *id = NULL;
+	struct shm_cm_event ev;
+	struct shm_cm_req req;
+	struct ep a, b;
+	char fab[32];
+
+	CHECK(cm_open(&a, &b, fab, sizeof(fab), "cm_rep_unknown") == 0);
+	req_init(&req, b.info.gid, a.qp, 7, 2);
+	CHECK(shm_cm_connect(a.port, &req, &id) == 0);
+	CHECK(cm_expect(b.port, IPOIB_CM_REQ_RCVD, &ev, T_TIMEOUT) == 0);
+	shm_cm_destroy(id);
+	id = ev.id;
+	CHECK(shm_cm_accept(id, b.qp, NULL, NULL, 0) == 0);
+	CHECK(cm_expect2(a.port, b.port, 1, IPOIB_CM_TIMEOUT, &ev,
+			 T_TIMEOUT) == 0);
+	CHECK(ev.id == id);
+	CHECK(CNT(&a, cm_drops) >= 1, "the REP was counted");
+	CHECK_EQ(CNT(&b, cm_drops), 0);
+out:
+	if (id != NULL)
+		shm_cm_destroy(id);
+	ep_close(&b);
+	ep_close(&a);
+	return ft_end(fab);
+}
+REGISTER_TEST(cm_rep_unknown, test_cm_rep_unknown,
+	"CM: a REP for no REQ of ours is dropped and counted; no stuck id")

@@ -43,9 +43,12 @@ out:
 	return -1;
 }
 
-/* Send n and receive n messages on e's connected QP, both at once. */
+/*
+ * Send n and receive n messages on e's connected QP, both at once; each
+ * completion names the connected peer's QP and LID (hello of peer).
+ */
 static int
-rc_stream(struct ep *e, uint32_t n)
+rc_stream(struct ep *e, uint32_t n, const struct msg *peer)
 {
 	static uint8_t bufs[RC_BURST][RC_BUF];
 	double deadline = test_now_ms() + 250000;
@@ -75,6 +78,8 @@ rc_stream(struct ep *e, uint32_t n)
 			CHECK_EQ(wc[i].status, IPOIB_WC_SUCCESS);
 			CHECK_EQ(wc[i].byte_len, len);
 			CHECK_EQ(wc[i].wc_flags & IPOIB_WC_GRH, 0);
+			CHECK_EQ(wc[i].src_qp, peer->u32[1]);
+			CHECK_EQ(wc[i].slid, peer->u32[0]);
 			bytes += len;
 			CHECK(check_pattern(ep_buf(e, (uint32_t)wc[i].wr_id),
 					    len, rcvd), "message %u", rcvd);
@@ -114,7 +119,7 @@ rc_child(int rd, int wr, void *arg)
 	CHECK_EQ(ev.remote_qpn, peer.u32[1]);
 	CHECK(shm_cm_rtu(id) == 0);
 	CHECK_EQ(shm_qp_state(b.qp), SHM_QPS_RTS);
-	CHECK(rc_stream(&b, RC_N) == 0);
+	CHECK(rc_stream(&b, RC_N, &peer) == 0);
 	CHECK(msg_send(wr, MSG_DONE, NULL) == 0);
 	CHECK(msg_expect(rd, MSG_GO, NULL, 250000) == 0);
 	CHECK(shm_cm_disconnect(id) == 0);
@@ -158,7 +163,7 @@ test_rc_two_procs(void)
 	CHECK(cm_expect(a.port, IPOIB_CM_ESTABLISHED, &ev, T_TIMEOUT) == 0);
 	CHECK(ev.id == id && ev.context == &a);
 	CHECK_EQ(shm_qp_state(a.qp), SHM_QPS_RTS);
-	CHECK(rc_stream(&a, RC_N) == 0);
+	CHECK(rc_stream(&a, RC_N, &peer) == 0);
 	CHECK(msg_expect(c.rd, MSG_DONE, NULL, 250000) == 0);
 	CHECK(msg_send(c.wr, MSG_GO, NULL) == 0);
 	CHECK(cm_expect(a.port, IPOIB_CM_DREQ_RCVD, &ev, T_TIMEOUT) == 0);
@@ -280,6 +285,7 @@ ud_scatter(struct ep *a, struct ep *b, struct shm_qp *ud, struct shm_mem *m,
 	memset(m->addr, 0xaa, m->len);
 	fill_pattern(msg, 2006, 9);
 	CHECK(shm_ah_resolve(a->f, b->info.gid, 0, &ah) == 0);
+	ah.global = true;	/* with a GRH, split over the first two SGEs */
 	CHECK(post_sgl(shm_qp_rq(ud), m, 3, lens, 3) == 0);
 	CHECK_EQ(ud_send(a->qp, &ah, shm_qp_num(ud), T_QKEY, msg, 2006), 1);
 	CHECK_EQ(poll_wc(b->cq, &wc, 1, 0), 1);

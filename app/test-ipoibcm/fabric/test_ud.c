@@ -17,25 +17,63 @@
 static const struct ep_conf ud_conf_a = { "a", SHM_QPT_UD, 64, UD_BUF };
 static const struct ep_conf ud_conf_b = { "b", SHM_QPT_UD, 64, UD_BUF };
 
-/* One received UD message, sent by peer as sequence number seq. */
+/* What the GRH bytes of a buffer hold until a GRH is written there. */
+#define UD_MARK		0xa5
+
+/* Mark the GRH bytes of e's buffer i, then post it. */
+static int
+ud_repost(struct ep *e, uint32_t i)
+{
+	memset(ep_buf(e, i), UD_MARK, IPOIB_GRH_LEN);
+	return ep_post(e, i);
+}
+
+/* Mark the GRH bytes of all e's buffers (posted, not yet written). */
+static void
+ud_mark(struct ep *e)
+{
+	uint32_t i;
+
+	for (i = 0; i < e->nbufs; i++)
+		memset(ep_buf(e, i), UD_MARK, IPOIB_GRH_LEN);
+}
+
+/* Even sequence numbers go with a GRH (global routing), odd without. */
+static bool
+ud_global(uint32_t seq)
+{
+	return seq % 2 == 0;
+}
+
+/*
+ * One received UD message, sent by peer as sequence number seq: a GRH
+ * only when the sender asked for one; SLID, source QPN and byte_len (40
+ * bytes counted) either way; the payload at offset 40 either way.
+ */
 static int
 ud_check(const struct ep *e, const struct ipoib_wc *wc, uint32_t seq,
 	 const struct msg *peer)
 {
 	const uint8_t *grh = ep_buf(e, (uint32_t)wc->wr_id);
-	uint32_t len = seq_len(seq, UD_MAX);
+	uint32_t len = seq_len(seq, UD_MAX), i;
 
 	CHECK_EQ(wc->status, IPOIB_WC_SUCCESS);
-	CHECK(wc->wc_flags & IPOIB_WC_GRH);
 	CHECK_EQ(wc->byte_len, IPOIB_GRH_LEN + len);
 	CHECK_EQ(wc->qp_num, shm_qp_num(e->qp));
 	CHECK_EQ(wc->src_qp, peer->u32[1]);
 	CHECK_EQ(wc->slid, peer->u32[0]);
+	CHECK(check_pattern(grh + IPOIB_GRH_LEN, len, seq), "payload %u", seq);
+	if (!ud_global(seq)) {
+		CHECK_EQ(wc->wc_flags & IPOIB_WC_GRH, 0);
+		for (i = 0; i < IPOIB_GRH_LEN; i++)
+			CHECK_EQ(grh[i], UD_MARK);
+		return 0;
+	}
+	CHECK(wc->wc_flags & IPOIB_WC_GRH);
 	CHECK_EQ(grh[0] >> 4, 6);
 	CHECK_EQ(grh[4] << 8 | grh[5], len);
 	CHECK(memcmp(grh + 8, peer->gid, IPOIB_GID_LEN) == 0, "SGID");
 	CHECK(memcmp(grh + 24, e->info.gid, IPOIB_GID_LEN) == 0, "DGID");
-	CHECK(check_pattern(grh + IPOIB_GRH_LEN, len, seq), "payload %u", seq);
 	return 0;
 out:
 	return -1;
@@ -50,7 +88,9 @@ ud_burst(struct ep *e, const struct msg *peer, uint32_t n)
 
 	CHECK(shm_ah_resolve(e->f, peer->gid, 0, &ah) == 0);
 	CHECK_EQ(ah.dlid, peer->u32[0]);
+	CHECK(!ah.global, "unicast: no GRH unless asked");
 	for (i = 0; i < n; i++) {
+		ah.global = ud_global(i);
 		len = seq_len(i, UD_MAX);
 		fill_pattern(buf, len, i);
 		CHECK_EQ(ud_send(e->qp, &ah, peer->u32[1], T_QKEY, buf, len),
@@ -71,7 +111,7 @@ ud_recv(struct ep *e, const struct msg *peer, uint32_t n)
 	CHECK_EQ(poll_wc(e->cq, wc, (int)n, T_TIMEOUT), n);
 	for (i = 0; i < n; i++) {
 		CHECK(ud_check(e, &wc[i], i, peer) == 0, "message %u", i);
-		CHECK(ep_post(e, (uint32_t)wc[i].wr_id) == 0);
+		CHECK(ud_repost(e, (uint32_t)wc[i].wr_id) == 0);
 	}
 	CHECK_EQ(shm_cq_poll(e->cq, wc, 1), 0);
 	return 0;
@@ -87,6 +127,7 @@ ud_child(int rd, int wr, void *arg)
 
 	memset(&b, 0, sizeof(b));
 	CHECK(ep_open(&b, arg, &ud_conf_b) == 0);
+	ud_mark(&b);
 	CHECK(msg_expect(rd, MSG_HELLO, &peer, T_TIMEOUT) == 0);
 	ep_hello(&b, &m);
 	CHECK(msg_send(wr, MSG_HELLO, &m) == 0);
@@ -110,6 +151,7 @@ test_ud_two_procs(void)
 	memset(&a, 0, sizeof(a));
 	fabric_name(fab, sizeof(fab), "ud_two_procs");
 	CHECK(ep_open(&a, fab, &ud_conf_a) == 0);
+	ud_mark(&a);
 	CHECK(child_start(&c, ud_child, fab) == 0);
 	ep_hello(&a, &m);
 	CHECK(msg_send(c.wr, MSG_HELLO, &m) == 0);
@@ -126,7 +168,7 @@ out:
 	return ft_end(fab);
 }
 REGISTER_TEST(ud_two_procs, test_ud_two_procs,
-	"UD both ways between processes: GRH, src_qp, slid, byte_len")
+	"UD both ways between processes: GRH only when asked, src_qp, slid")
 
 /* One message from qp to q (on the port of ah): delivered or not. */
 static int
@@ -237,6 +279,9 @@ mc_expect(struct ep *e, int want, const struct msg *peer)
 		grh = ep_buf(e, (uint32_t)wc[i].wr_id);
 		CHECK_EQ(wc[i].status, IPOIB_WC_SUCCESS);
 		CHECK_EQ(wc[i].src_qp, peer->u32[1]);
+		CHECK_EQ(wc[i].slid, peer->u32[0]);
+		/* multicast always carries a GRH: the MGID is in it */
+		CHECK(wc[i].wc_flags & IPOIB_WC_GRH);
 		CHECK(memcmp(grh + 8, peer->gid, IPOIB_GID_LEN) == 0, "SGID");
 		CHECK(memcmp(grh + 24, t_mgid, IPOIB_GID_LEN) == 0, "DGID");
 		CHECK(ep_post(e, (uint32_t)wc[i].wr_id) == 0);

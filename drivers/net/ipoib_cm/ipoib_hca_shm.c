@@ -333,6 +333,11 @@ ipoib_shm_ah_create(struct ipoib_hca *hca, const struct ipoib_ah_attr *attr)
 		free(ah);
 		return NULL;
 	}
+	/*
+	 * With a GRH, as the verbs transport's is_global: the receive path
+	 * still names a UD sender by the GRH's SGID (issue 14 part B).
+	 */
+	ah->global = true;
 	return (struct ipoib_hca_ah *)(void *)ah;
 }
 

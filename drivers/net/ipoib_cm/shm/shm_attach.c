@@ -581,6 +581,7 @@ shm_proc_reclaim(struct shm_fabric *f, uint32_t proc)
 
 		if (pt->state != SHM_PORT_FREE && pt->proc == proc) {
 			shm_ll_unindex(h, pt);
+			shm_sa_port_gone(h, pt);
 			shm_store(&pt->state, SHM_PORT_FREE);
 			nports++;
 		}

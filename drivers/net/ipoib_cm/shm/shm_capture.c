@@ -160,6 +160,15 @@ shm_capture_rx(struct shm_port *p, const struct ipoib_wc *wc,
 		skip = IPOIB_GRH_LEN;
 		len -= IPOIB_GRH_LEN;
 	} else {
+		const struct shm_qp_ent *q = shm_qp_lookup(f, wc->qp_num);
+
+		/* UD without a GRH: the payload still starts at offset 40 */
+		if (q != NULL && shm_load_relaxed(&q->type) == SHM_QPT_UD) {
+			if (len < IPOIB_GRH_LEN)
+				return;
+			skip = IPOIB_GRH_LEN;
+			len -= IPOIB_GRH_LEN;
+		}
 		if (wc->slid >= 1 && wc->slid <= SHM_MAX_PORTS)
 			sgid = p->f->hdr->ports[wc->slid - 1].gid;
 		if (sgid != NULL)

@@ -62,7 +62,8 @@ struct shm_cm_id {
 	uint64_t service_id;
 	void *context;
 	struct shm_qp *qp;
-	uint8_t rnr_retry;
+	uint8_t rnr_retry;	/* for our sends: the REQ's (passive), REP's */
+	uint8_t rep_rnr_retry;	/* passive: in our REP */
 	uint8_t max_retries;
 	uint8_t retries;
 	uint64_t deadline_ns;	/* 0: no timer */
@@ -266,13 +267,18 @@ shm_cm_listening(const struct shm_port *p, uint64_t service_id)
 	return false;
 }
 
+/*
+ * A REQ's P_Key against this port's table, with IBTA 10.9.3's membership
+ * rule: the partition must be there, and a limited member only talks to
+ * a full member (two limited members cannot connect).
+ */
 static bool
 shm_cm_pkey_ok(const struct shm_port *p, uint16_t pkey)
 {
 	uint16_t i;
 
 	for (i = 0; i < p->ent->npkeys; i++)
-		if ((p->ent->pkeys[i] & 0x7fff) == (pkey & 0x7fff))
+		if (shm_pkey_match(p->ent->pkeys[i], pkey))
 			return true;
 	return false;
 }
@@ -314,9 +320,13 @@ shm_cm_rx_req(struct shm_port *p, const struct shm_cm_msg *m,
 	id->pkey = m->pkey;
 	id->service_id = m->service_id;
 	id->rnr_retry = m->rnr_retry;
+	id->rep_rnr_retry = m->rnr_retry;	/* echoed unless set */
 	id->max_retries = m->max_cm_retries;
 	shm_cm_event_fill(ev, IPOIB_CM_REQ_RCVD, id);
 	shm_cm_event_priv(ev, m);
+	ev->retry_count = m->retry_count;
+	ev->rnr_retry_count = m->rnr_retry;
+	ev->responder_resources = m->resp_res;
 	return true;
 }
 
@@ -330,6 +340,9 @@ shm_cm_rx_reply(struct shm_port *p, const struct shm_cm_msg *m,
 	if (id == NULL) {
 		if (m->type == IPOIB_CM_MSG_DREQ)
 			shm_cm_reply(p, m, IPOIB_CM_MSG_DREP, 0);
+		/* a REP for a REQ we never sent (or gave up): unknown */
+		if (m->type == IPOIB_CM_MSG_REP)
+			shm_add(&p->ent->cnt_cm_drops, 1);
 		return false;
 	}
 	switch (m->type) {
@@ -344,8 +357,11 @@ shm_cm_rx_reply(struct shm_port *p, const struct shm_cm_msg *m,
 		id->deadline_ns = 0;
 		id->remote_id = m->local_id;
 		id->remote_qpn = m->qpn;
+		/* IBTA 12.7.37: our sends retry RNR as the REP asks */
+		id->rnr_retry = m->rnr_retry;
 		shm_cm_event_fill(ev, IPOIB_CM_REP_RCVD, id);
 		shm_cm_event_priv(ev, m);
+		ev->rnr_retry_count = m->rnr_retry;
 		return true;
 	case IPOIB_CM_MSG_RTU:
 		if (id->state != SHM_CMS_REP_SENT ||
@@ -496,10 +512,18 @@ shm_cm_wait(struct shm_port *p, uint64_t timeout_ns)
 	uint32_t bell = __atomic_load_n(&ring->bell, __ATOMIC_SEQ_CST);
 	uint64_t h = ring->head, now;
 	const struct shm_cm_msg *m = &ring->msg[h % SHM_CM_RING];
+	/* an SA answer due (shm_sa.c); a query posted later rings the bell */
+	uint64_t sa_due = __atomic_load_n(&p->sa_due_ns, __ATOMIC_RELAXED);
 	struct timespec ts;
 
+	now = ipoib_now_ns();
+	if (sa_due != UINT64_MAX) {
+		if (sa_due <= now)
+			return;
+		if (sa_due - now < timeout_ns)
+			timeout_ns = sa_due - now;
+	}
 	if (shm_load(&m->seq) == h + 1) {
-		now = ipoib_now_ns();
 		if (m->deliver_ns <= now)
 			return;
 		if (m->deliver_ns - now < timeout_ns)
@@ -588,9 +612,19 @@ shm_cm_accept(struct shm_cm_id *id, struct shm_qp *qp, void *context,
 	id->last.service_id = id->service_id;
 	id->last.qpn = qp->qpn;
 	id->last.pkey = id->pkey;
+	id->last.rnr_retry = id->rep_rnr_retry;
 	shm_cm_priv_set(&id->last, priv, priv_len);
 	id->state = SHM_CMS_REP_SENT;
 	shm_cm_send(id, IPOIB_CM_MSG_REP, true);
+	return 0;
+}
+
+int
+shm_cm_set_rep_rnr_retry(struct shm_cm_id *id, uint8_t rnr_retry)
+{
+	if (id->state != SHM_CMS_REQ_RCVD || rnr_retry > 7)
+		return -EINVAL;
+	id->rep_rnr_retry = rnr_retry;
 	return 0;
 }
 

@@ -113,12 +113,21 @@ struct shm_qp_conf {
 	uint32_t qp_context;
 };
 
-/* Where a UD message goes: resolved once, like an address handle. */
+/*
+ * Where a UD message goes: resolved once, like an address handle.
+ * global is the address handle's GRH flag (ibv_ah_attr.is_global): a
+ * unicast message carries a GRH only when its sender sets it, as within
+ * a real subnet, where LIDs route and Linux sends ARP replies and
+ * datagram-mode IP without one. shm_ah_resolve() leaves it false for a
+ * unicast GID; multicast always carries a GRH (the MGID is in it) and
+ * resolve sets it true.
+ */
 struct shm_ah {
 	uint32_t port;			/* destination port index */
 	uint16_t dlid;
 	uint8_t dgid[IPOIB_GID_LEN];
 	bool multicast;			/* dgid is an MGID */
+	bool global;			/* send a GRH (always for multicast) */
 };
 
 struct shm_send {
@@ -155,6 +164,14 @@ void shm_port_publish(struct shm_port *p, const uint8_t *mac, uint32_t qpn,
 		      uint8_t flags);
 int shm_addr_resolve(const struct shm_port *p, const uint8_t *mac,
 		     uint8_t *hwaddr);
+
+/*
+ * The GID of the port with LID lid, from the directory; -ENOENT when no
+ * port has it. For tools that stand for hosts (the peer emulator): a host
+ * learns a GRH-less sender's GID from ARP/ND, and the driver must (issue
+ * 14 part B), not from this.
+ */
+int shm_lid_to_gid(struct shm_fabric *f, uint16_t lid, uint8_t *gid);
 
 /* Find a port by GID (unicast): fills ah; -ENOENT when absent. */
 int shm_ah_resolve(struct shm_fabric *f, const uint8_t *gid, uint16_t dlid,
@@ -219,6 +236,10 @@ struct shm_cm_event {
 	uint32_t remote_qpn;
 	uint16_t pkey;
 	uint16_t reason;
+	/* REQ_RCVD: the REQ's (IBTA 12.6.5); REP_RCVD: the REP's RNR count */
+	uint8_t retry_count;
+	uint8_t rnr_retry_count;
+	uint8_t responder_resources;
 	uint8_t priv_len;
 	uint8_t priv[IPOIB_CM_PRIV_MAX];
 };
@@ -241,6 +262,12 @@ int shm_cm_connect(struct shm_port *p, const struct shm_cm_req *req,
 		   struct shm_cm_id **id);
 int shm_cm_accept(struct shm_cm_id *id, struct shm_qp *qp, void *context,
 		  const uint8_t *priv, uint8_t priv_len);
+/*
+ * The RNR retry count a REP asks the active side to use for its sends
+ * (IBTA 12.7.37); by default the REQ's, echoed as Linux's
+ * ipoib_cm_send_rep() does. Before shm_cm_accept().
+ */
+int shm_cm_set_rep_rnr_retry(struct shm_cm_id *id, uint8_t rnr_retry);
 int shm_cm_rtu(struct shm_cm_id *id);
 int shm_cm_reject(struct shm_cm_id *id, uint16_t reason,
 		  const uint8_t *priv, uint8_t priv_len);
@@ -288,8 +315,11 @@ struct shm_port_counters {
 	uint64_t len_errs;		/* to this port: longer than buffer */
 	uint64_t fault_drops;		/* dropped by fault injection */
 	uint64_t cm_retries;		/* CM messages resent on timeout */
-	uint64_t cm_drops;		/* CM messages malformed or unknown */
+	uint64_t cm_drops;		/* CM messages malformed, or a REP for
+					 * no REQ of ours */
 	uint64_t link_down_drops;	/* sends dropped: this port was down */
+	uint64_t sa_drops;		/* SA queries lost (shm_sa_set_faults) */
+	uint64_t sa_errors;		/* SA answers with an error status */
 };
 
 void shm_port_counters(const struct shm_port *p, struct shm_port_counters *c);
@@ -301,6 +331,120 @@ void shm_port_counters(const struct shm_port *p, struct shm_port_counters *c);
  */
 void shm_port_set_faults(struct shm_port *p, const struct ipoib_faults *fl);
 void shm_port_get_faults(const struct shm_port *p, struct ipoib_faults *fl);
+
+/*
+ * The subnet administrator (SA): path records (IBTA 15.2.5.16) and
+ * multicast membership (MCMemberRecord, 15.2.5.17), ASYNCHRONOUS as on a
+ * real subnet. A query is posted with a cookie and returns at once (0, or
+ * -ENOSPC when SHM_SA_MAX_PENDING are outstanding); its answer is an
+ * event that shm_sa_poll() returns later, never from inside the query,
+ * after the port's SA delay (shm_sa_set_faults(); 0 by default: the next
+ * poll). A dropped query (fault) never answers: the caller's timeout is
+ * the only way to learn it, as with a lost MAD. The SA acts on a query
+ * when its answer is due, so a join takes effect then. shm_cm_wait()
+ * wakes for a due answer; a query posted from another thread wakes it.
+ * The SA runs in the process that owns the port; several threads may
+ * post and poll.
+ *
+ * Groups (what the code follows, and from where):
+ * - A join names the group's MGID, the join state and, in comp_mask, the
+ *   fields it cares about. An existing group: every named field must
+ *   match the group's, else the join is refused (-EINVAL), as opensm's
+ *   osm_sa_mcmember_record.c validates a join against the group.
+ * - A new group is created by a full member only, naming at least its
+ *   Q_Key, P_Key and MTU (others default to 0); anything else is -EINVAL
+ *   (no such group for a send-only join: -ENOENT).
+ * - IPoIB broadcast groups (ff1S:401b:PPPP::ffff:ffff, IPv4 RFC 4391
+ *   §4) are pre-created by the SA, as opensm creates them from its
+ *   partitions.conf ("Default=0x7fff, ipoib"): P_Key PPPP, Q_Key and MTU
+ *   of shm_sa_set_ipoib() (0x0b1b and 2048 by default), SL, TClass,
+ *   FlowLabel, HopLimit 0. They are never deleted; other groups go with
+ *   their last member. Linux ipoib joins the broadcast group without
+ *   creating it and takes Q_Key and MTU from the answer.
+ * - Full members receive the group's traffic; send-only members
+ *   (SendOnlyNonMember 0x4 or SendOnlyFullMember 0x8) may send and never
+ *   receive, even with a QP attached. A QP attached to an MGID the SA
+ *   has no group for still receives (today's driver attaches without
+ *   joining; issue 14 part B joins).
+ * - A port's memberships end with the port (closed or its process dead).
+ * - The answer's status: 0, -ENOENT (no such record: unknown GID, no
+ *   shared partition, leave of a group not joined), -EINVAL (refused).
+ */
+#define SHM_SA_MAX_PENDING	256	/* per port */
+
+#define SHM_SA_JOIN_FULL		0x1	/* JoinState bits */
+#define SHM_SA_JOIN_SEND_ONLY_NON	0x4
+#define SHM_SA_JOIN_SEND_ONLY_FULL	0x8
+
+/* MCMemberRecord fields a join names (comp_mask). */
+#define SHM_SA_MC_QKEY		0x01
+#define SHM_SA_MC_PKEY		0x02
+#define SHM_SA_MC_MTU		0x04
+#define SHM_SA_MC_SL		0x08
+#define SHM_SA_MC_TCLASS	0x10
+#define SHM_SA_MC_FLOW_LABEL	0x20
+#define SHM_SA_MC_HOP_LIMIT	0x40
+
+struct shm_sa_mcmember {
+	uint8_t mgid[IPOIB_GID_LEN];
+	uint32_t comp_mask;		/* join: SHM_SA_MC_* named below */
+	uint32_t qkey;
+	uint32_t flow_label;		/* 20 bits */
+	uint16_t mlid;			/* answer */
+	uint16_t pkey;			/* with the full-member bit */
+	uint16_t mtu;			/* bytes, 256..4096 */
+	uint8_t sl;
+	uint8_t tclass;
+	uint8_t hop_limit;
+	uint8_t join_state;		/* join: SHM_SA_JOIN_*; answer: all */
+};
+
+struct shm_sa_path {
+	uint8_t sgid[IPOIB_GID_LEN];
+	uint8_t dgid[IPOIB_GID_LEN];
+	uint16_t slid;
+	uint16_t dlid;
+	uint16_t pkey;			/* the partition both ports share */
+	uint16_t mtu;			/* bytes: the smaller port's */
+	uint8_t sl;
+	uint8_t hop_limit;		/* 0: within the subnet */
+};
+
+enum shm_sa_op {
+	SHM_SA_PATH_GET,
+	SHM_SA_MC_JOIN,
+	SHM_SA_MC_LEAVE,
+};
+
+struct shm_sa_event {
+	enum shm_sa_op op;
+	uint64_t cookie;		/* the query's */
+	int status;			/* 0, -ENOENT, -EINVAL */
+	struct shm_sa_path path;	/* SHM_SA_PATH_GET */
+	struct shm_sa_mcmember mc;	/* join and leave: the group */
+};
+
+/*
+ * A path from p to dgid in partition pkey (0: the first partition of p's
+ * table that dgid's port shares with p, IBTA 10.9.3 membership rule).
+ */
+int shm_sa_path_query(struct shm_port *p, const uint8_t *dgid,
+		      uint16_t pkey, uint64_t cookie);
+int shm_sa_mc_join(struct shm_port *p, const struct shm_sa_mcmember *rec,
+		   uint64_t cookie);
+/* Leave mgid in the given join states (SHM_SA_JOIN_* bits). */
+int shm_sa_mc_leave(struct shm_port *p, const uint8_t *mgid,
+		    uint8_t join_state, uint64_t cookie);
+/* Answers due for p: up to n events. */
+int shm_sa_poll(struct shm_port *p, struct shm_sa_event *ev, int n);
+/* Delay of every answer, and queries lost per million (faults). */
+void shm_sa_set_faults(struct shm_port *p, uint32_t delay_ms,
+		       uint32_t drop_ppm);
+/*
+ * Q_Key and MTU of the IPoIB broadcast groups the SA pre-creates from
+ * now on (the subnet's partitions.conf); 0 keeps a default.
+ */
+int shm_sa_set_ipoib(struct shm_fabric *f, uint32_t qkey, uint16_t mtu);
 
 /* Capture tap: pcap (LINKTYPE_IPOIB) of everything the port sends and
  * receives; NULL path closes it.

@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "ipoib_util.h"
@@ -24,7 +25,7 @@
 #include "shm_log.h"
 
 #define SHM_MAGIC		0x69706f6962636d31ULL	/* "ipoibcm1" */
-#define SHM_VERSION		4
+#define SHM_VERSION		5	/* 5: the SA's groups and memberships */
 /*
  * A process's arena is a set of segments, each a shared memory object
  * mapped whole: applications that mlockall() (testpmd does) lock every page
@@ -110,6 +111,12 @@ struct shm_port_ent {
 	uint32_t fault_cm_delay_ms;
 	int32_t fault_rej_after;
 	uint32_t fault_cm_drop_mask;
+	/*
+	 * SA multicast memberships (shm_sa.c), bit g for shm_hdr.sa_mcgs[g]:
+	 * written under the lock, read by senders without it.
+	 */
+	uint64_t sa_full;	/* full member: receives the group's traffic */
+	uint64_t sa_send_only;	/* send-only member: sends, never receives */
 	/* counters, added to by senders */
 	uint64_t cnt_ud_no_wr;
 	uint64_t cnt_pkey_drops;
@@ -144,6 +151,28 @@ struct shm_mcg_ent {
 	uint32_t members[SHM_MCG_MAX_MEMBERS];	/* QPNs */
 };
 
+/*
+ * A multicast group as the SA knows it (its MCMemberRecord, IBTA
+ * 15.2.5.17): created by a join, deleted when its last member leaves
+ * unless the SA pre-created it. Written under the lock; senders find it
+ * without the lock by in_use (stored last on create, first on delete).
+ */
+struct shm_sa_mcg {
+	uint32_t in_use;
+	uint32_t persistent;	/* pre-created (IPoIB broadcast): kept */
+	uint32_t nr_members;	/* ports with a membership of any kind */
+	uint32_t qkey;
+	uint32_t flow_label;
+	uint16_t mlid;		/* 0xc000 + index: IBTA multicast LIDs */
+	uint16_t pkey;
+	uint16_t mtu;		/* bytes */
+	uint8_t sl;
+	uint8_t tclass;
+	uint8_t hop_limit;
+	uint8_t pad[3];
+	uint8_t mgid[IPOIB_GID_LEN];
+};
+
 struct shm_hdr {
 	uint64_t magic;
 	uint32_t version;
@@ -157,6 +186,10 @@ struct shm_hdr {
 	struct shm_port_ent ports[SHM_MAX_PORTS];
 	struct shm_qp_ent qps[SHM_MAX_QPS];
 	struct shm_mcg_ent mcgs[SHM_MAX_MCGS];
+	/* the subnet administrator's groups (shm_sa.c) */
+	struct shm_sa_mcg sa_mcgs[SHM_MAX_MCGS];
+	uint32_t sa_ipoib_qkey;	/* pre-created IPoIB groups; 0: default */
+	uint16_t sa_ipoib_mtu;	/* 0: default */
 	/*
 	 * The address records by MAC: open addressing, linear probing, port
 	 * + 1 per bucket (SHM_LL_FREED once its port left). Written under
@@ -302,6 +335,7 @@ struct shm_fabric {
 };
 
 struct shm_capture;
+struct shm_sa_req;
 
 #define SHM_EVQ_LEN	256
 
@@ -328,6 +362,13 @@ struct shm_port {
 	uint64_t cm_retries;
 	struct shm_capture *cap;
 	pthread_mutex_t cap_lock;
+	/* SA queries posted and not answered yet (shm_sa.c) */
+	pthread_mutex_t sa_lock;
+	struct shm_sa_req *sa_q;
+	unsigned int sa_nr, sa_cap;
+	uint64_t sa_due_ns;	/* atomic: earliest answer due; UINT64_MAX */
+	uint32_t sa_delay_ms, sa_drop_ppm;	/* faults, under sa_lock */
+	uint64_t sa_drops, sa_errors;		/* under sa_lock */
 };
 
 struct shm_cq {
@@ -474,6 +515,54 @@ shm_port_event(struct shm_port *p, const struct shm_async_event *ev)
 	p->evq[p->ev_tail++ % SHM_EVQ_LEN] = *ev;
 }
 int shm_port_find_gid(struct shm_fabric *f, const uint8_t *gid);
+int shm_port_find_gid_locked(struct shm_fabric *f, const uint8_t *gid);
+
+/* The SA's group of mgid (index), or -1; without the lock (senders). */
+static inline int
+shm_sa_mcg_lookup(const struct shm_hdr *h, const uint8_t *mgid)
+{
+	int g;
+
+	for (g = 0; g < SHM_MAX_MCGS; g++)
+		if (shm_load(&h->sa_mcgs[g].in_use) &&
+		    memcmp(h->sa_mcgs[g].mgid, mgid, IPOIB_GID_LEN) == 0)
+			return g;
+	return -1;
+}
+
+/*
+ * Port pt leaves the SA's group g in the join states of mask (full,
+ * send-only or both); the group goes with its last member unless the SA
+ * pre-created it. Lock held.
+ */
+static inline void
+shm_sa_mcg_leave(struct shm_hdr *h, struct shm_port_ent *pt, uint32_t g,
+		 bool full, bool send_only)
+{
+	uint64_t bit = 1ULL << g, was = (pt->sa_full | pt->sa_send_only) & bit;
+	struct shm_sa_mcg *m = &h->sa_mcgs[g];
+
+	if (full)
+		shm_store(&pt->sa_full, pt->sa_full & ~bit);
+	if (send_only)
+		shm_store(&pt->sa_send_only, pt->sa_send_only & ~bit);
+	if (!was || ((pt->sa_full | pt->sa_send_only) & bit))
+		return;
+	if (--m->nr_members == 0 && !m->persistent)
+		shm_store(&m->in_use, 0);
+}
+
+/* A port going away leaves every SA group (lock held). */
+static inline void
+shm_sa_port_gone(struct shm_hdr *h, struct shm_port_ent *pt)
+{
+	uint32_t g;
+
+	for (g = 0; g < SHM_MAX_MCGS; g++)
+		shm_sa_mcg_leave(h, pt, g, true, true);
+}
+/* Drop the SA queries of a port being closed (its owner). */
+void shm_sa_port_close(struct shm_port *p);
 bool shm_fault_drop(uint32_t ppm);
 void shm_janitor(struct shm_fabric *f);
 void shm_qp_watch(struct shm_port *p);

@@ -43,7 +43,7 @@ shm_gid_from_guid(uint8_t *gid, uint64_t guid)
 }
 
 /* The port of gid; under the directory lock: entries are reused. */
-static int
+int
 shm_port_find_gid_locked(struct shm_fabric *f, const uint8_t *gid)
 {
 	uint32_t i;
@@ -142,6 +142,8 @@ shm_port_open(struct shm_fabric *f, const struct shm_port_conf *conf,
 		return -ENOMEM;
 	p->f = f;
 	pthread_mutex_init(&p->cap_lock, NULL);
+	pthread_mutex_init(&p->sa_lock, NULL);
+	p->sa_due_ns = UINT64_MAX;
 	ret = shm_arena_alloc(f, sizeof(struct shm_cm_ring), false, &off);
 	if (ret < 0)
 		goto fail;
@@ -167,6 +169,7 @@ shm_port_open(struct shm_fabric *f, const struct shm_port_conf *conf,
 fail_cm:
 	shm_arena_free(f, off, sizeof(struct shm_cm_ring));
 fail:
+	pthread_mutex_destroy(&p->sa_lock);
 	pthread_mutex_destroy(&p->cap_lock);
 	free(p);
 	return ret;
@@ -183,10 +186,12 @@ shm_port_close(struct shm_port *p)
 	shm_capture_close(p);
 	if (shm_lock(f) == 0) {
 		shm_ll_unindex(f->hdr, p->ent);
+		shm_sa_port_gone(f->hdr, p->ent);
 		shm_store(&p->ent->state, SHM_PORT_FREE);
 		shm_unlock(f);
 	}
 	shm_arena_free(f, cm_off, sizeof(struct shm_cm_ring));
+	shm_sa_port_close(p);
 	free(p->qps);
 	free(p->srqs);
 	free(p->listen);
@@ -230,6 +235,26 @@ shm_port_fabric(const struct shm_port *p)
 }
 
 int
+shm_lid_to_gid(struct shm_fabric *f, uint16_t lid, uint8_t *gid)
+{
+	const struct shm_port_ent *pt;
+	int ret;
+
+	/* LIDs are port index + 1 (shm_port_alloc()) */
+	if (lid == 0 || lid > SHM_MAX_PORTS)
+		return -ENOENT;
+	ret = shm_lock(f);
+	if (ret < 0)
+		return ret;
+	pt = &f->hdr->ports[lid - 1];
+	ret = shm_load(&pt->state) == SHM_PORT_FREE ? -ENOENT : 0;
+	if (ret == 0)
+		memcpy(gid, pt->gid, IPOIB_GID_LEN);
+	shm_unlock(f);
+	return ret;
+}
+
+int
 shm_ah_resolve(struct shm_fabric *f, const uint8_t *gid, uint16_t dlid,
 	       struct shm_ah *ah)
 {
@@ -239,7 +264,12 @@ shm_ah_resolve(struct shm_fabric *f, const uint8_t *gid, uint16_t dlid,
 	memcpy(ah->dgid, gid, IPOIB_GID_LEN);
 	if (gid[0] == 0xff) {
 		ah->multicast = true;
-		ah->dlid = 0xc000;
+		ah->global = true;
+		port = shm_sa_mcg_lookup(f->hdr, gid);
+		/* the MLID the SA gave the group; before any join, 0xc000 */
+		ah->dlid = port >= 0 ?
+			   shm_load_relaxed(&f->hdr->sa_mcgs[port].mlid) :
+			   0xc000;
 		return 0;
 	}
 	port = shm_lock(f);
@@ -319,6 +349,10 @@ shm_port_counters(const struct shm_port *p, struct shm_port_counters *c)
 	c->cm_retries = shm_load_relaxed(&p->cm_retries);
 	c->rnr_naks = shm_load_relaxed(&e->cnt_rnr_naks);
 	c->link_down_drops = shm_load_relaxed(&e->cnt_link_down_drops);
+	pthread_mutex_lock((pthread_mutex_t *)(uintptr_t)&p->sa_lock);
+	c->sa_drops = p->sa_drops;
+	c->sa_errors = p->sa_errors;
+	pthread_mutex_unlock((pthread_mutex_t *)(uintptr_t)&p->sa_lock);
 }
 
 /*

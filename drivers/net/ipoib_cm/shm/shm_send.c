@@ -86,12 +86,19 @@ shm_write_grh(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
  * is dropped silently (a controlled Q_Key, high bit set, stands for the
  * sender's own Q_Key); one that finds no posted receive is dropped, never
  * retried; the receive buffer's first 40 bytes are for the GRH, and a
- * message longer than the buffer completes with a length error. The
- * fabric writes a GRH for every UD message, unicast included.
+ * message longer than the buffer completes with a length error.
+ * A GRH is written, and IPOIB_WC_GRH set, only when the message carries
+ * one: multicast always, unicast when the sender's address handle asks
+ * for global routing (shm_ah.global). Without one the first 40 bytes are
+ * left as they were (undefined, as an HCA leaves them) and the payload
+ * still starts at offset 40; byte_len counts those 40 bytes either way,
+ * as Linux's ipoib_ib_handle_rx_wc() relies on (it pulls IB_GRH_BYTES
+ * whatever wc_flags says). The completion names the sender by SLID and
+ * source QPN in both cases (IBTA 11.4.2.1, ibv_wc.slid / src_qp).
  */
 static void
 shm_ud_deliver(struct shm_qp *qp, const struct shm_send *wr, uint32_t len,
-	       uint32_t dqpn, const uint8_t *dgid)
+	       uint32_t dqpn, const struct shm_ah *ah, int sa_g)
 {
 	struct shm_fabric *f = qp->port->f;
 	struct shm_qp_ent *q = shm_qp_lookup(f, dqpn), dv;
@@ -107,6 +114,9 @@ shm_ud_deliver(struct shm_qp *qp, const struct shm_send *wr, uint32_t len,
 		return;
 	dp = &f->hdr->ports[d->port];
 	if (shm_load(&dp->state) != SHM_PORT_ACTIVE)
+		return;
+	/* a group the SA knows reaches its full members only */
+	if (sa_g >= 0 && !((shm_load_relaxed(&dp->sa_full) >> sa_g) & 1))
 		return;
 	if (shm_fault_drop(shm_load_relaxed(&dp->fault_drop_ppm))) {
 		shm_add(&dp->cnt_fault_drops, 1);
@@ -138,13 +148,14 @@ shm_ud_deliver(struct shm_qp *qp, const struct shm_send *wr, uint32_t len,
 	cqe.src_qp = qp->qpn;
 	cqe.qp_context = d->qp_context;
 	cqe.slid = qp->port->ent->lid;
-	cqe.wc_flags = IPOIB_WC_GRH;
+	cqe.wc_flags = ah->global ? IPOIB_WC_GRH : 0;
 	if (IPOIB_GRH_LEN + len > shm_rdesc(r, slot)->total_len) {
 		cqe.status = IPOIB_WC_LOC_LEN_ERR;
 		shm_add(&dp->cnt_len_errs, 1);
 	} else {
-		shm_write_grh(f, d->proc, shm_rdesc(r, slot), len,
-			      qp->port->ent->gid, dgid);
+		if (ah->global)
+			shm_write_grh(f, d->proc, shm_rdesc(r, slot), len,
+				      qp->port->ent->gid, ah->dgid);
 		shm_copy(f, d->proc, shm_rdesc(r, slot), IPOIB_GRH_LEN, wr);
 		cqe.byte_len = IPOIB_GRH_LEN + len;
 	}
@@ -185,6 +196,7 @@ shm_ud_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 		}
 		if (ah->multicast) {
 			struct shm_mcg_ent *m = shm_mcg_find(h, ah->dgid);
+			int sa_g = shm_sa_mcg_lookup(h, ah->dgid);
 			uint32_t k, nr;
 
 			if (m == NULL)
@@ -193,10 +205,10 @@ shm_ud_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 			for (k = 0; k < nr && k < SHM_MCG_MAX_MEMBERS; k++)
 				shm_ud_deliver(qp, &wr[i], len,
 					       shm_load_relaxed(&m->members[k]),
-					       ah->dgid);
+					       ah, sa_g);
 		} else {
-			shm_ud_deliver(qp, &wr[i], len, wr[i].remote_qpn,
-				       ah->dgid);
+			shm_ud_deliver(qp, &wr[i], len, wr[i].remote_qpn, ah,
+				       -1);
 		}
 	}
 	return n;
