@@ -648,3 +648,47 @@ shm_fabric_unlink_stale(const char *fabric)
 	shm_fabric_detach(f);
 	return 0;
 }
+
+/* ---- lookups in the directory ------------------------------------------ */
+
+/* The port of gid; under the directory lock: entries are reused. */
+int
+shm_port_find_gid_locked(struct shm_fabric *f, const uint8_t *gid)
+{
+	uint32_t i;
+
+	for (i = 0; i < SHM_MAX_PORTS; i++) {
+		struct shm_port_ent *pt = &f->hdr->ports[i];
+
+		/* state changes (down, up) without the lock */
+		if (shm_load(&pt->state) != SHM_PORT_FREE &&
+		    memcmp(pt->gid, gid, IPOIB_GID_LEN) == 0)
+			return (int)i;
+	}
+	return -ENOENT;
+}
+
+int
+shm_port_find_gid(struct shm_fabric *f, const uint8_t *gid)
+{
+	int ret = shm_lock(f);
+
+	if (ret < 0)
+		return ret;
+	ret = shm_port_find_gid_locked(f, gid);
+	shm_unlock(f);
+	return ret;
+}
+
+/* The QP entry of qpn, NULL if it is not (or no longer) allocated. */
+struct shm_qp_ent *
+shm_qp_lookup(struct shm_fabric *f, uint32_t qpn)
+{
+	struct shm_qp_ent *q = &f->hdr->qps[SHM_QPN_INDEX(qpn)];
+
+	if (SHM_QPN_GEN(qpn) == 0 ||
+	    shm_load_relaxed(&q->gen) != SHM_QPN_GEN(qpn) ||
+	    (qpn >> 24) != 0 || shm_load(&q->state) == SHM_QPS_FREE)
+		return NULL;
+	return q;
+}

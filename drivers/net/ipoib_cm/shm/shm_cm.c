@@ -136,18 +136,6 @@ shm_cm_find_remote(struct shm_port *p, uint32_t port, uint32_t remote_id)
 }
 
 /*
- * A mailbox's doorbell: a futex word in the fabric's shared memory, so a
- * process wakes another's control thread. It counts, so a wait that read
- * it before a ring returns at once (FUTEX_WAIT compares first).
- */
-static void
-shm_bell_ring(uint32_t *bell)
-{
-	__atomic_fetch_add(bell, 1, __ATOMIC_SEQ_CST);
-	syscall(SYS_futex, bell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-}
-
-/*
  * Put a message in the mailbox of port dst. Lost messages (full mailbox,
  * port gone, fault injection) are what retries are for.
  */

@@ -14,11 +14,16 @@
  * are stated where each field is used.
  */
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <unistd.h>
+
+#include <linux/futex.h>
 
 #include "ipoib_util.h"
 #include "shm_fabric.h"
@@ -563,7 +568,6 @@ shm_sa_port_gone(struct shm_hdr *h, struct shm_port_ent *pt)
 }
 /* Drop the SA queries of a port being closed (its owner). */
 void shm_sa_port_close(struct shm_port *p);
-bool shm_fault_drop(uint32_t ppm);
 void shm_janitor(struct shm_fabric *f);
 void shm_qp_watch(struct shm_port *p);
 /* Receive queues (own or shared) and completions waiting for them. */
@@ -587,5 +591,36 @@ void shm_capture_tx(struct shm_port *p, const struct shm_send *wr,
 void shm_capture_rx(struct shm_port *p, const struct ipoib_wc *wc,
 		    const struct shm_rdesc *d);
 void shm_capture_close(struct shm_port *p);
+
+/*
+ * Decide a fault-injected drop: ppm in a million, a per-thread PRNG (each
+ * file that decides has its own stream; only the rate matters).
+ */
+static inline bool
+shm_fault_drop(uint32_t ppm)
+{
+	static __thread uint64_t state;
+
+	if (ppm == 0)
+		return false;
+	if (state == 0)
+		state = ipoib_now_ns() | 1;
+	state ^= state << 13;
+	state ^= state >> 7;
+	state ^= state << 17;
+	return state % 1000000 < ppm;
+}
+
+/*
+ * A mailbox's doorbell: a futex word in the fabric's shared memory, so a
+ * process wakes another's control thread. It counts, so a wait that read
+ * it before a ring returns at once (FUTEX_WAIT compares first).
+ */
+static inline void
+shm_bell_ring(uint32_t *bell)
+{
+	__atomic_fetch_add(bell, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, bell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
 
 #endif /* SHM_INTERNAL_H */

@@ -42,35 +42,6 @@ shm_gid_from_guid(uint8_t *gid, uint64_t guid)
 	}
 }
 
-/* The port of gid; under the directory lock: entries are reused. */
-int
-shm_port_find_gid_locked(struct shm_fabric *f, const uint8_t *gid)
-{
-	uint32_t i;
-
-	for (i = 0; i < SHM_MAX_PORTS; i++) {
-		struct shm_port_ent *pt = &f->hdr->ports[i];
-
-		/* state changes (down, up) without the lock */
-		if (shm_load(&pt->state) != SHM_PORT_FREE &&
-		    memcmp(pt->gid, gid, IPOIB_GID_LEN) == 0)
-			return (int)i;
-	}
-	return -ENOENT;
-}
-
-int
-shm_port_find_gid(struct shm_fabric *f, const uint8_t *gid)
-{
-	int ret = shm_lock(f);
-
-	if (ret < 0)
-		return ret;
-	ret = shm_port_find_gid_locked(f, gid);
-	shm_unlock(f);
-	return ret;
-}
-
 static uint32_t
 shm_or_default(uint32_t v, uint32_t def)
 {
@@ -382,22 +353,6 @@ shm_port_get_faults(const struct shm_port *p, struct ipoib_faults *fl)
 	fl->rej_after = shm_load(&e->fault_rej_after);
 	fl->cm_drop_mask = shm_load(&e->fault_cm_drop_mask);
 	fl->port_down = shm_load(&e->state) != SHM_PORT_ACTIVE;
-}
-
-/* Decide a fault-injected drop: ppm in a million, per-thread PRNG. */
-bool
-shm_fault_drop(uint32_t ppm)
-{
-	static __thread uint64_t state;
-
-	if (ppm == 0)
-		return false;
-	if (state == 0)
-		state = ipoib_now_ns() | 1;
-	state ^= state << 13;
-	state ^= state >> 7;
-	state ^= state << 17;
-	return state % 1000000 < ppm;
 }
 
 /* ---- address records ----------------------------------------------------- */

@@ -428,14 +428,3 @@ shm_qp_watch(struct shm_port *p)
 	}
 }
 
-struct shm_qp_ent *
-shm_qp_lookup(struct shm_fabric *f, uint32_t qpn)
-{
-	struct shm_qp_ent *q = &f->hdr->qps[SHM_QPN_INDEX(qpn)];
-
-	if (SHM_QPN_GEN(qpn) == 0 ||
-	    shm_load_relaxed(&q->gen) != SHM_QPN_GEN(qpn) ||
-	    (qpn >> 24) != 0 || shm_load(&q->state) == SHM_QPS_FREE)
-		return NULL;
-	return q;
-}
