@@ -679,11 +679,13 @@ ipoib_conn_drop_wc(struct ipoib_priv *priv, struct ipoib_rxq *rxq,
 
 	switch (ipoib_wr_kind(wc->wr_id)) {
 	case IPOIB_WR_SRQ:
-		ipoib_rx_ring_drop_slot(&rxq->srq_ring, slot);
+		if (slot < rxq->srq_ring.nb_slots)
+			ipoib_rx_ring_drop_slot(&rxq->srq_ring, slot);
 		break;
 	case IPOIB_WR_CONN:
 		c = ci < priv->nr_conns_max ? priv->conns[ci] : NULL;
-		if (c != NULL && c->qpn == wc->qp_num)
+		if (c != NULL && c->qpn == wc->qp_num &&
+		    slot < c->ring.nb_slots)
 			ipoib_rx_ring_drop_slot(&c->ring, slot);
 		break;
 	}

@@ -31,6 +31,7 @@ static const struct ipoib_xstat ipoib_rxq_xstats[] = {
 	RXQ("rx_drop_too_long", drop_len),
 	RXQ("rx_drop_mcast_loopback", drop_mcast_loop),
 	RXQ("rx_drop_unknown_conn", drop_unknown_conn),
+	RXQ("rx_bad_wr_id", bad_wr_id),
 	RXQ("rx_flushed_wrs", flushed),
 	RXQ("rx_nombuf", nombuf),
 	RXQ("rx_mcast_bcast_packets", mc_rx[IPOIB_MC_K_BCAST]),
