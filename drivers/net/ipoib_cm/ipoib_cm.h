@@ -171,6 +171,8 @@ struct ipoib_txq_stats {
 	uint64_t drop_malformed;
 	uint64_t drop_too_long;
 	uint64_t drop_vlan;
+	uint64_t drop_refused;		/* refused by UD, not given back */
+	uint64_t frags_refused;		/* fragments UD refused, freed */
 	uint64_t frag_packets;		/* packets fragmented */
 	uint64_t frags;			/* fragments made */
 	uint64_t icmp_too_big;		/* ICMP errors given back */

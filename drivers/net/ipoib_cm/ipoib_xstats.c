@@ -51,8 +51,10 @@ static const struct ipoib_xstat ipoib_txq_xstats[] = {
 	TXQ("tx_drop_malformed", drop_malformed),
 	TXQ("tx_drop_too_long", drop_too_long),
 	TXQ("tx_drop_vlan", drop_vlan),
+	TXQ("tx_drop_ud_refused", drop_refused),
 	TXQ("tx_frag_packets", frag_packets),
 	TXQ("tx_frags", frags),
+	TXQ("tx_frags_ud_refused", frags_refused),
 	TXQ("tx_icmp_too_big", icmp_too_big),
 	TXQ("tx_mcast_requests_lost", mc_req_lost),
 };
