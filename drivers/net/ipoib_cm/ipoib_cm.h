@@ -322,8 +322,6 @@ struct ipoib_priv {
 	uint64_t next_tick_ns;
 	uint32_t nr_spilled;		/* peers in SPILLED */
 	uint32_t nr_draining;		/* connections in DRAINING */
-	struct ipoib_pool dead_pools[256];	/* waiting for their mbufs */
-	uint32_t nr_dead_pools;
 	struct ipoib_pool spare_pools[4];	/* idle, for the next conn */
 	uint32_t nr_spare_pools;
 	uint64_t spare_bytes;		/* their fabric memory */

@@ -214,9 +214,8 @@ ipoib_conn_release_buffers(struct ipoib_priv *priv, struct ipoib_conn *c)
 	priv->mem_used -= c->charged;
 	c->charged = 0;
 	if (c->pool != NULL) {
-		if (!ipoib_pool_idle(c->pool))
-			ipoib_pools_defer(priv, c->pool);  /* the app has some */
-		else if (!ipoib_pools_keep(priv, c->pool))
+		/* one the application holds mbufs of goes to the reaper */
+		if (!ipoib_pool_idle(c->pool) || !ipoib_pools_keep(priv, c->pool))
 			ipoib_pool_free(priv, c->pool);
 		rte_free(c->pool);
 		c->pool = NULL;
@@ -607,7 +606,6 @@ ipoib_conn_reap_drained(struct ipoib_priv *priv)
 		if (c != NULL && c->state == IPOIB_CONN_DRAINING)
 			ipoib_conn_try_destroy(priv, c);
 	}
-	ipoib_pools_reap(priv);
 }
 
 int
@@ -664,7 +662,6 @@ ipoib_conns_reap_all(struct ipoib_priv *priv)
 		    !ipoib_conn_try_destroy(priv, c))
 			left = true;
 	}
-	ipoib_pools_reap(priv);
 	return !left;
 }
 

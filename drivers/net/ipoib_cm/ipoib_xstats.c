@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ipoib_cm.h"
+#include "ipoib_reaper.h"
 #include "ipoib_xstats.h"
 
 struct ipoib_xstat {
@@ -117,6 +118,8 @@ static const char *const ipoib_gauge_names[] = {
 	"srq_limit_events",
 	"port_down_events",
 	"mcast_groups",
+	"mem_app_held_pools",
+	"mem_app_held_bytes",
 };
 
 #define NB_RXQ		RTE_DIM(ipoib_rxq_xstats)
@@ -294,6 +297,10 @@ ipoib_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xs,
 	v[13] = priv->srq_limit_events;
 	v[14] = priv->port_down_events;
 	v[15] = ipoib_mcast_nr_joined(priv);
+	v[16] = priv->hca == NULL ? 0 :
+		ipoib_reaper_waiting(priv->hca, &v[17]);
+	if (priv->hca == NULL)
+		v[17] = 0;
 	pthread_mutex_unlock(&priv->ctrl_lock);
 	for (i = 0; i < NB_GAUGE; i++)
 		xs[k++].value = v[i];
