@@ -517,8 +517,8 @@ ipoib_conn_req(struct ipoib_priv *priv, const struct ipoib_cm_event *ev)
 		ipoib_conn_reject(priv, ev, IPOIB_REJ_NO_QP);
 		return;
 	}
-	if (!priv->srq && priv->mem_used + ipoib_conn_ring_bytes(priv,
-	    priv->eth_dev->data->rx_queues[0]) > priv->cfg.mem_budget) {
+	if (!priv->srq && !ipoib_pools_fit(priv, ipoib_conn_ring_bytes(priv,
+	    priv->eth_dev->data->rx_queues[0]))) {
 		ipoib_conn_reject(priv, ev, IPOIB_REJ_NO_RESOURCES);
 		return;
 	}

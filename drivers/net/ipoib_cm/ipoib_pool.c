@@ -128,14 +128,28 @@ bool
 ipoib_pools_keep(struct ipoib_priv *priv, struct ipoib_pool *pool)
 {
 	if (priv->nr_spare_pools == IPOIB_SPARE_POOLS || priv->stopping ||
-	    priv->mem_used + priv->spare_bytes + pool->mem.len >
-	    priv->cfg.mem_budget)
+	    !ipoib_pools_fit(priv, priv->spare_bytes + pool->mem.len))
 		return false;
 	priv->spare_pools[priv->nr_spare_pools++] = *pool;
 	priv->spare_bytes += pool->mem.len;
 	priv->spare_used_ns = ipoib_now_ns();
 	pool->mp = NULL;
 	return true;
+}
+
+/*
+ * Whether bytes more of connection buffers fit mem_budget, beside what
+ * connections hold and what the application still holds of pools gone
+ * (ipoib_reaper.h): an application that never gives mbufs back does not
+ * make the port allocate past its budget.
+ */
+bool
+ipoib_pools_fit(struct ipoib_priv *priv, uint64_t bytes)
+{
+	uint64_t held = 0;
+
+	ipoib_reaper_waiting(priv->hca, &held);
+	return priv->mem_used + held + bytes <= priv->cfg.mem_budget;
 }
 
 /* A spare of n mbufs of data_room bytes, into pool. */

@@ -31,6 +31,8 @@ bool ipoib_pool_idle(const struct ipoib_pool *pool);
 /* The HCA memory a pool of n mbufs of data_room bytes takes. */
 uint64_t ipoib_pool_bytes(uint32_t n, uint32_t data_room);
 
+/* Whether bytes more fit mem_budget, with what the application holds. */
+bool ipoib_pools_fit(struct ipoib_priv *priv, uint64_t bytes);
 /* Keep an idle pool for the next connection; false if it does not fit. */
 bool ipoib_pools_keep(struct ipoib_priv *priv, struct ipoib_pool *pool);
 /* A kept pool of n mbufs of data_room bytes, into pool; false if none. */
