@@ -7,7 +7,8 @@
  * the close of the port (rte_eth_dev_close() frees the port's resources;
  * memory the application still references is not the port's to free).
  * Such a pool is adopted here instead of being freed, and freed when its
- * last mbuf is back (rte_mempool_full()), checked by the ports' control
+ * last mbuf is back (rte_mempool_full(), seen twice, IPOIB_REAPER_GRACE_NS
+ * apart), checked by the ports' control
  * threads and, once no port is left to do it, by an EAL alarm. Its
  * memory belongs to the transport: a port closed while pools of it wait
  * keeps its HCA open (its QPs are gone) until the last is freed. When the
@@ -29,12 +30,20 @@
 #include "ipoib_reaper.h"
 
 #define IPOIB_REAPER_US		(100 * 1000)	/* alarm period, no port */
+/*
+ * A pool is freed once seen full twice this far apart. rte_mempool_full()
+ * counts the lcores' caches, whose lengths an lcore raises before it has
+ * finished writing to them (rte_mempool_put()): the second look leaves an
+ * application's last free all that time to return.
+ */
+#define IPOIB_REAPER_GRACE_NS	(100ULL * 1000 * 1000)
 
 struct ipoib_orphan {
 	TAILQ_ENTRY(ipoib_orphan) next;
 	const struct ipoib_hca_ops *ops;
 	struct ipoib_hca *hca;
 	struct ipoib_pool pool;
+	uint64_t full_ns;	/* first seen full, 0: not yet */
 };
 
 /* An HCA whose port is closed, open for the pools that still wait. */
@@ -93,6 +102,13 @@ ipoib_reap_locked(void)
 
 	RTE_TAILQ_FOREACH_SAFE(o, &ipoib_orphans, next, tmp) {
 		if (!rte_mempool_full(o->pool.mp)) {
+			o->full_ns = 0;
+			left++;
+			continue;
+		}
+		if (o->full_ns == 0)
+			o->full_ns = ipoib_now_ns();
+		if (ipoib_now_ns() - o->full_ns < IPOIB_REAPER_GRACE_NS) {
 			left++;
 			continue;
 		}
@@ -147,6 +163,7 @@ ipoib_reaper_adopt(const struct ipoib_hca_ops *ops, struct ipoib_hca *hca,
 	o->ops = ops;
 	o->hca = hca;
 	o->pool = *pool;
+	o->full_ns = 0;
 	pool->mp = NULL;
 	IPOIB_LOG(DEBUG, "pool %s: %u mbufs still out: freed when back",
 		  o->pool.mp->name, rte_mempool_in_use_count(o->pool.mp));
