@@ -13,7 +13,8 @@ fabric of this run's own. Host memory is EAL's heap as EAL reports it
     sends to host 0 (one connection), the second to all N: (heap with N
     connections - heap with 1) / (N - 1). The peers are learned in the
     second phase too: the figure is per connection *and* its peer;
-  - per known peer: max_conns=16, host 0 on RC, all hosts resolved
+  - per known peer: max_conns=1024 (a table of 16384 peers), host 0 on
+    RC, all hosts resolved
     (known): heap with N hosts - heap with 1, / (N - 1); the ping's own
     table of hosts (one entry a host) is in the difference;
   - per connection, non-SRQ mode: max_conns=64, --hosts M connecting
@@ -144,7 +145,7 @@ def idle_cost(build, max_conns):
 
 def known_cost(build, hosts):
     """Heap with hosts known (resolved) and host 0 on RC."""
-    r = Run(build, "known%d" % hosts, "max_conns=16,srq=on", hosts)
+    r = Run(build, "known%d" % hosts, "max_conns=1024,srq=on", hosts)
     try:
         r.start_peers()
         wait("peers", lambda: (lambda x: x and x["peers"] >= hosts and
@@ -202,7 +203,7 @@ def main():
 
     k1 = known_cost(build, 1)
     kn = known_cost(build, n)
-    print("SRQ, max_conns=16, one connection: heap with 1 host known %d, "
+    print("SRQ, max_conns=1024, one connection: heap with 1 host known %d, "
           "with %d known %d: %.0f bytes per known peer (the ping's own "
           "table of hosts included, %d bytes a host)" %
           (k1, n, kn, (kn - k1) / (n - 1), PING_HOST_BYTES))
