@@ -31,6 +31,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -131,6 +132,9 @@ class Run:
                 self.peers.kill()
                 self.peers.wait()
             os.unlink(self.json)
+        # EAL leaves its runtime directory behind
+        shutil.rmtree(os.path.join("/var/run/dpdk", self.prefix),
+                      ignore_errors=True)
 
 
 def idle_cost(build, max_conns):
