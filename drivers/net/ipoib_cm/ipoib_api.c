@@ -84,6 +84,7 @@ rte_pmd_ipoibcm_faults_set(uint16_t port_id,
 		.rej_after = f->rej_after,
 		.cm_drop_mask = f->cm_drop_mask,
 		.port_down = f->port_down,
+		.ud_send_refuse = f->ud_send_refuse,
 	};
 
 	if (priv == NULL)
@@ -116,5 +117,6 @@ rte_pmd_ipoibcm_faults_get(uint16_t port_id, struct rte_pmd_ipoibcm_faults *f)
 	f->rej_after = hf.rej_after;
 	f->cm_drop_mask = hf.cm_drop_mask;
 	f->port_down = hf.port_down;
+	f->ud_send_refuse = hf.ud_send_refuse;
 	return 0;
 }

@@ -121,6 +121,7 @@ struct ipoib_rxq_stats {
 	uint64_t drop_len;		/* longer than the posted buffer */
 	uint64_t drop_mcast_loop;	/* our own multicast, looped back */
 	uint64_t drop_unknown_conn;
+	uint64_t bad_wr_id;		/* completions naming no buffer */
 	uint64_t flushed;		/* WRs completed by a QP teardown */
 	uint64_t learned;		/* peers first heard of here */
 	uint64_t mc_rx[IPOIB_MC_KINDS];	/* delivered from groups, by kind */
@@ -170,6 +171,8 @@ struct ipoib_txq_stats {
 	uint64_t drop_malformed;
 	uint64_t drop_too_long;
 	uint64_t drop_vlan;
+	uint64_t drop_refused;		/* refused by UD, not given back */
+	uint64_t frags_refused;		/* fragments UD refused, freed */
 	uint64_t frag_packets;		/* packets fragmented */
 	uint64_t frags;			/* fragments made */
 	uint64_t icmp_too_big;		/* ICMP errors given back */
@@ -319,8 +322,6 @@ struct ipoib_priv {
 	uint64_t next_tick_ns;
 	uint32_t nr_spilled;		/* peers in SPILLED */
 	uint32_t nr_draining;		/* connections in DRAINING */
-	struct ipoib_pool dead_pools[256];	/* waiting for their mbufs */
-	uint32_t nr_dead_pools;
 	struct ipoib_pool spare_pools[4];	/* idle, for the next conn */
 	uint32_t nr_spare_pools;
 	uint64_t spare_bytes;		/* their fabric memory */

@@ -214,9 +214,8 @@ ipoib_conn_release_buffers(struct ipoib_priv *priv, struct ipoib_conn *c)
 	priv->mem_used -= c->charged;
 	c->charged = 0;
 	if (c->pool != NULL) {
-		if (!ipoib_pool_idle(c->pool))
-			ipoib_pools_defer(priv, c->pool);  /* the app has some */
-		else if (!ipoib_pools_keep(priv, c->pool))
+		/* one the application holds mbufs of goes to the reaper */
+		if (!ipoib_pool_idle(c->pool) || !ipoib_pools_keep(priv, c->pool))
 			ipoib_pool_free(priv, c->pool);
 		rte_free(c->pool);
 		c->pool = NULL;
@@ -518,8 +517,8 @@ ipoib_conn_req(struct ipoib_priv *priv, const struct ipoib_cm_event *ev)
 		ipoib_conn_reject(priv, ev, IPOIB_REJ_NO_QP);
 		return;
 	}
-	if (!priv->srq && priv->mem_used + ipoib_conn_ring_bytes(priv,
-	    priv->eth_dev->data->rx_queues[0]) > priv->cfg.mem_budget) {
+	if (!priv->srq && !ipoib_pools_fit(priv, ipoib_conn_ring_bytes(priv,
+	    priv->eth_dev->data->rx_queues[0]))) {
 		ipoib_conn_reject(priv, ev, IPOIB_REJ_NO_RESOURCES);
 		return;
 	}
@@ -607,7 +606,6 @@ ipoib_conn_reap_drained(struct ipoib_priv *priv)
 		if (c != NULL && c->state == IPOIB_CONN_DRAINING)
 			ipoib_conn_try_destroy(priv, c);
 	}
-	ipoib_pools_reap(priv);
 }
 
 int
@@ -664,7 +662,6 @@ ipoib_conns_reap_all(struct ipoib_priv *priv)
 		    !ipoib_conn_try_destroy(priv, c))
 			left = true;
 	}
-	ipoib_pools_reap(priv);
 	return !left;
 }
 
@@ -679,11 +676,13 @@ ipoib_conn_drop_wc(struct ipoib_priv *priv, struct ipoib_rxq *rxq,
 
 	switch (ipoib_wr_kind(wc->wr_id)) {
 	case IPOIB_WR_SRQ:
-		ipoib_rx_ring_drop_slot(&rxq->srq_ring, slot);
+		if (slot < rxq->srq_ring.nb_slots)
+			ipoib_rx_ring_drop_slot(&rxq->srq_ring, slot);
 		break;
 	case IPOIB_WR_CONN:
 		c = ci < priv->nr_conns_max ? priv->conns[ci] : NULL;
-		if (c != NULL && c->qpn == wc->qp_num)
+		if (c != NULL && c->qpn == wc->qp_num &&
+		    slot < c->ring.nb_slots)
 			ipoib_rx_ring_drop_slot(&c->ring, slot);
 		break;
 	}

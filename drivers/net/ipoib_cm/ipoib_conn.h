@@ -16,7 +16,6 @@
 #define IPOIB_BUSY_PPS		10	/* a spilled peer this busy may evict */
 #define IPOIB_EVICT_IDLE_NS	(2ULL * 1000000000ULL)
 #define IPOIB_PEER_STALE_NS	(600ULL * 1000000000ULL)	/* reap_idle=0 */
-#define IPOIB_DEAD_POOLS	256
 #define IPOIB_SPARE_POOLS	4
 #define IPOIB_SPARE_NS		IPOIB_SAMPLE_NS	/* unused this long: freed */
 /* The driver's host memory per connection, checked at build time. */
@@ -33,7 +32,7 @@ void ipoib_conn_connect(struct ipoib_priv *priv, struct ipoib_peer *peer);
 /* Take a connection down (see ipoib_conn.c). */
 void ipoib_conn_close(struct ipoib_priv *priv, struct ipoib_conn *c,
 		      bool send_dreq, bool refused);
-/* Destroy the connections that drained, free the pools that came back. */
+/* Destroy the connections that drained. */
 void ipoib_conn_reap_drained(struct ipoib_priv *priv);
 /* Every connection down; with a DREQ where one can still be sent. */
 void ipoib_conns_close_all(struct ipoib_priv *priv, bool send_dreq);

@@ -21,6 +21,7 @@
 #include "ipoib_log.h"
 #include "ipoib_lpbk.h"
 #include "ipoib_queue_ctl.h"
+#include "ipoib_reaper.h"
 #include "ipoib_rxq.h"
 #include "ipoib_secondary.h"
 #include "ipoib_telemetry.h"
@@ -137,8 +138,10 @@ ipoib_stats_fill(struct rte_eth_dev *dev, struct rte_eth_stats *stats,
 		b = &rxq->stats_base;
 		pkts = s.packets - b->packets;
 		bytes = s.bytes - b->bytes;
-		errs = (s.drop_malformed + s.drop_len + s.drop_unknown_conn) -
-		       (b->drop_malformed + b->drop_len + b->drop_unknown_conn);
+		errs = (s.drop_malformed + s.drop_len + s.drop_unknown_conn +
+			s.bad_wr_id) -
+		       (b->drop_malformed + b->drop_len +
+			b->drop_unknown_conn + b->bad_wr_id);
 		stats->ipackets += pkts;
 		stats->ibytes += bytes;
 		stats->ierrors += errs;
@@ -161,9 +164,9 @@ ipoib_stats_fill(struct rte_eth_dev *dev, struct rte_eth_stats *stats,
 		s = &now;
 		b = &txq->stats_base;
 		errs = (s->drop_no_neigh + s->drop_malformed +
-			s->drop_too_long + s->drop_vlan) -
+			s->drop_too_long + s->drop_vlan + s->drop_refused) -
 		       (b->drop_no_neigh + b->drop_malformed +
-			b->drop_too_long + b->drop_vlan);
+			b->drop_too_long + b->drop_vlan + b->drop_refused);
 		pkts = s->packets - b->packets - errs;
 		stats->opackets += pkts;
 		stats->obytes += s->bytes - b->bytes;
@@ -279,6 +282,9 @@ static const struct eth_dev_ops ipoib_dev_ops = {
 	.tx_queue_stop = ipoib_tx_queue_stop,
 };
 
+/* Devices probed by this (primary) process and not yet removed. */
+static unsigned int ipoib_nr_devs;
+
 static int
 ipoib_probe(struct rte_vdev_device *vdev)
 {
@@ -320,6 +326,7 @@ ipoib_probe(struct rte_vdev_device *vdev)
 				RTE_ETH_DEV_INTR_LSC;
 	dev->data->dev_link.link_status = RTE_ETH_LINK_DOWN;
 	rte_eth_dev_probing_finish(dev);
+	__atomic_fetch_add(&ipoib_nr_devs, 1, __ATOMIC_RELAXED);
 	ipoib_secondary_serve();
 	IPOIB_LOG(INFO, "%s: port %u created", name, dev->data->port_id);
 	return 0;
@@ -329,12 +336,22 @@ static int
 ipoib_remove(struct rte_vdev_device *vdev)
 {
 	struct rte_eth_dev *dev;
+	int ret = 0;
 
 	dev = rte_eth_dev_allocated(rte_vdev_device_name(vdev));
-	if (dev == NULL)
-		return 0;	/* already released */
-	ipoib_dev_close(dev);
-	return rte_eth_dev_release_port(dev);
+	if (dev != NULL) {	/* else already closed and released */
+		ipoib_dev_close(dev);
+		ret = rte_eth_dev_release_port(dev);
+	}
+	/*
+	 * The last device goes (rte_eal_cleanup(), or the application
+	 * removed them all): pools still held by the application are freed
+	 * now, as EAL's memory will be.
+	 */
+	if (rte_eal_process_type() == RTE_PROC_PRIMARY &&
+	    __atomic_sub_fetch(&ipoib_nr_devs, 1, __ATOMIC_RELAXED) == 0)
+		ipoib_reaper_fini();
+	return ret;
 }
 
 static struct rte_vdev_driver ipoib_vdev_driver = {

@@ -92,6 +92,7 @@ struct ipoib_faults {
 	int32_t rej_after;		/* -1 off; REJ REQs beyond N conns */
 	uint32_t cm_drop_mask;		/* 1 << IPOIB_CM_MSG_*: all dropped */
 	bool port_down;			/* the port's link is down */
+	uint32_t ud_send_refuse;	/* UD send WRs to refuse (queue full) */
 };
 
 #endif /* IPOIB_HCA_TYPES_H */

@@ -3,9 +3,9 @@
  *
  * Receive-buffer pools: mempools built on memory the transport allocated
  * (the HCA writes there). Created for the UD QP, an SRQ or a non-SRQ
- * connection; kept idle for the next connection; reused; deferred while
- * the application still holds some of their mbufs; reaped when those
- * have come back.
+ * connection; kept idle for the next connection; reused. A pool is never
+ * freed while the application holds some of its mbufs: it goes to the
+ * reaper (ipoib_reaper.c), which frees it when they have come back.
  */
 
 #include <errno.h>
@@ -19,6 +19,7 @@
 #include "ipoib_conn.h"
 #include "ipoib_log.h"
 #include "ipoib_pool.h"
+#include "ipoib_reaper.h"
 
 /* ---- pools --------------------------------------------------------------- */
 
@@ -94,9 +95,10 @@ ipoib_pool_free(struct ipoib_priv *priv, struct ipoib_pool *pool)
 {
 	if (pool->mp == NULL)
 		return;
-	if (!rte_mempool_full(pool->mp))
-		IPOIB_LOG(WARNING, "pool %s freed with %u mbufs still out",
-			  pool->mp->name, rte_mempool_in_use_count(pool->mp));
+	if (!rte_mempool_full(pool->mp)) {
+		ipoib_reaper_adopt(priv->ops, priv->hca, pool);
+		return;
+	}
 	rte_mempool_free(pool->mp);
 	priv->ops->mem_free(priv->hca, &pool->mem);
 	pool->mp = NULL;
@@ -126,14 +128,28 @@ bool
 ipoib_pools_keep(struct ipoib_priv *priv, struct ipoib_pool *pool)
 {
 	if (priv->nr_spare_pools == IPOIB_SPARE_POOLS || priv->stopping ||
-	    priv->mem_used + priv->spare_bytes + pool->mem.len >
-	    priv->cfg.mem_budget)
+	    !ipoib_pools_fit(priv, priv->spare_bytes + pool->mem.len))
 		return false;
 	priv->spare_pools[priv->nr_spare_pools++] = *pool;
 	priv->spare_bytes += pool->mem.len;
 	priv->spare_used_ns = ipoib_now_ns();
 	pool->mp = NULL;
 	return true;
+}
+
+/*
+ * Whether bytes more of connection buffers fit mem_budget, beside what
+ * connections hold and what the application still holds of pools gone
+ * (ipoib_reaper.h): an application that never gives mbufs back does not
+ * make the port allocate past its budget.
+ */
+bool
+ipoib_pools_fit(struct ipoib_priv *priv, uint64_t bytes)
+{
+	uint64_t held = 0;
+
+	ipoib_reaper_waiting(priv->hca, &held);
+	return priv->mem_used + held + bytes <= priv->cfg.mem_budget;
 }
 
 /* A spare of n mbufs of data_room bytes, into pool. */
@@ -171,42 +187,10 @@ ipoib_pools_spare_free(struct ipoib_priv *priv)
 	}
 }
 
-/* ---- deferred pools ------------------------------------------------------ */
-
-void
-ipoib_pools_defer(struct ipoib_priv *priv, struct ipoib_pool *pool)
-{
-	if (priv->nr_dead_pools == IPOIB_DEAD_POOLS) {
-		IPOIB_LOG(WARNING, "too many pools in use after close: freeing "
-			  "%s with mbufs out", pool->mp->name);
-		ipoib_pool_free(priv, pool);
-		return;
-	}
-	priv->dead_pools[priv->nr_dead_pools++] = *pool;
-	pool->mp = NULL;
-}
-
-void
-ipoib_pools_reap(struct ipoib_priv *priv)
-{
-	uint32_t i = 0;
-
-	while (i < priv->nr_dead_pools) {
-		if (!ipoib_pool_idle(&priv->dead_pools[i])) {
-			i++;
-			continue;
-		}
-		if (!ipoib_pools_keep(priv, &priv->dead_pools[i]))
-			ipoib_pool_free(priv, &priv->dead_pools[i]);
-		priv->dead_pools[i] = priv->dead_pools[--priv->nr_dead_pools];
-	}
-}
-
-/* Close: pools the application never gave back are freed anyway. */
+/* Close: the spare pools go; those the application holds wait. */
 void
 ipoib_pools_reap_all(struct ipoib_priv *priv)
 {
 	ipoib_pools_spare_free(priv);
-	while (priv->nr_dead_pools > 0)
-		ipoib_pool_free(priv, &priv->dead_pools[--priv->nr_dead_pools]);
+	ipoib_reaper_reap();
 }

@@ -7,8 +7,8 @@
 
 /*
  * Receive-buffer pools in HCA memory (ipoib_pool.c): create, keep idle
- * for the next connection, reuse, defer while the application holds
- * mbufs, reap.
+ * for the next connection, reuse; free, or hand to the reaper while the
+ * application holds mbufs (ipoib_reaper.h).
  */
 
 #include "ipoib_cm.h"
@@ -25,11 +25,14 @@ ipoib_conn_pool_size(uint32_t nb_desc, uint32_t segs)
 int ipoib_pool_create(struct ipoib_priv *priv, struct ipoib_pool *pool,
 		      const char *port, const char *what, uint32_t n,
 		      uint32_t data_room);
+/* Free a pool now, or once its last mbuf is back (ipoib_reaper.h). */
 void ipoib_pool_free(struct ipoib_priv *priv, struct ipoib_pool *pool);
 bool ipoib_pool_idle(const struct ipoib_pool *pool);
 /* The HCA memory a pool of n mbufs of data_room bytes takes. */
 uint64_t ipoib_pool_bytes(uint32_t n, uint32_t data_room);
 
+/* Whether bytes more fit mem_budget, with what the application holds. */
+bool ipoib_pools_fit(struct ipoib_priv *priv, uint64_t bytes);
 /* Keep an idle pool for the next connection; false if it does not fit. */
 bool ipoib_pools_keep(struct ipoib_priv *priv, struct ipoib_pool *pool);
 /* A kept pool of n mbufs of data_room bytes, into pool; false if none. */
@@ -37,10 +40,7 @@ bool ipoib_pools_take(struct ipoib_priv *priv, struct ipoib_pool *pool,
 		      uint32_t n, uint32_t data_room);
 /* Idle pools kept for the next non-SRQ connection: all freed. */
 void ipoib_pools_spare_free(struct ipoib_priv *priv);
-/* Pools the application still holds mbufs of: freed when they return. */
-void ipoib_pools_defer(struct ipoib_priv *priv, struct ipoib_pool *pool);
-void ipoib_pools_reap(struct ipoib_priv *priv);
-/* Close: every pool freed, mbufs still out or not. */
+/* Close: the spares freed; pools with mbufs out wait in the reaper. */
 void ipoib_pools_reap_all(struct ipoib_priv *priv);
 
 #endif /* IPOIB_POOL_H */

@@ -14,6 +14,7 @@
 
 #include "ipoib_cm.h"
 #include "ipoib_log.h"
+#include "ipoib_reaper.h"
 #include "ipoib_rxq.h"
 
 /* The index of our P_Key in the port's table, or -1. */
@@ -229,6 +230,7 @@ ipoib_port_close(struct ipoib_priv *priv)
 	pthread_mutex_lock(&priv->ctrl_lock);
 	ipoib_peers_fini(priv);
 	pthread_mutex_unlock(&priv->ctrl_lock);
-	priv->ops->close(priv->hca);
+	/* open while pools of its memory wait for the application */
+	ipoib_reaper_close_hca(priv->ops, priv->hca);
 	priv->hca = NULL;
 }

@@ -279,6 +279,17 @@ ipoib_rx_need(const struct ipoib_rx_ring *ring, const struct ipoib_wc *wc,
 	return need;
 }
 
+/*
+ * A completion whose wr_id names no slot of the ring it came to: counted
+ * and skipped, nothing indexed with it; the drain id is expected.
+ */
+static __rte_always_inline void
+ipoib_rx_stray(struct ipoib_rxq *rxq, uint64_t wr_id)
+{
+	if (wr_id != IPOIB_WR_ID_DRAIN)
+		IPOIB_STAT_INC(rxq->stats.bad_wr_id);
+}
+
 /* Queue 0: the datagram side, in both receive modes. */
 static __rte_always_inline uint16_t
 ipoib_rx_ud(struct ipoib_rxq *rxq, struct rte_mbuf **pkts, uint16_t n,
@@ -304,11 +315,15 @@ ipoib_rx_ud(struct ipoib_rxq *rxq, struct rte_mbuf **pkts, uint16_t n,
 		unsigned int kind;
 		bool mcast;
 
-		if (unlikely(wc[i].status != IPOIB_WC_SUCCESS ||
-			     !(wc[i].wc_flags & IPOIB_WC_GRH) ||
+		/* never index the ring with what it did not post */
+		if (unlikely(ipoib_wr_kind(wc[i].wr_id) != IPOIB_WR_UD ||
 			     slot >= ring->nb_slots)) {
-			if (wc[i].status == IPOIB_WC_WR_FLUSH_ERR &&
-			    slot < ring->nb_slots) {
+			ipoib_rx_stray(rxq, wc[i].wr_id);
+			continue;
+		}
+		if (unlikely(wc[i].status != IPOIB_WC_SUCCESS ||
+			     !(wc[i].wc_flags & IPOIB_WC_GRH))) {
+			if (wc[i].status == IPOIB_WC_WR_FLUSH_ERR) {
 				IPOIB_STAT_INC(rxq->stats.flushed);
 				ipoib_rx_ring_drop_slot(ring, slot);
 				continue;
@@ -413,21 +428,38 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 		struct ipoib_rx_ring *ring;
 		struct rte_mbuf *m;
 
-		/* in SRQ mode buffers are the queue's; else the connection's */
+		/*
+		 * In SRQ mode buffers are the queue's; else the connection's.
+		 * Kind, connection and slot are checked before they index.
+		 */
 		if (srq) {
-			if (unlikely(ipoib_wr_kind(wc[i].wr_id) != IPOIB_WR_SRQ))
-				continue;	/* a send QP's empty RQ */
+			if (unlikely(ipoib_wr_kind(wc[i].wr_id) !=
+				     IPOIB_WR_SRQ)) {
+				ipoib_rx_stray(rxq, wc[i].wr_id);
+				continue;
+			}
 			ring = &rxq->srq_ring;
 			owner = NULL;
 		} else {
-			if (unlikely(ipoib_wr_kind(wc[i].wr_id) != IPOIB_WR_CONN))
+			uint32_t ci = ipoib_wr_conn(wc[i].wr_id);
+
+			if (unlikely(ipoib_wr_kind(wc[i].wr_id) !=
+				     IPOIB_WR_CONN || ci >= rxq->nr_conns)) {
+				ipoib_rx_stray(rxq, wc[i].wr_id);
 				continue;
-			owner = ipoib_rx_conn(rxq, ipoib_wr_conn(wc[i].wr_id));
+			}
+			owner = ipoib_rx_conn(rxq, ci);
 			/* drained before it goes: cannot be, but never trust */
 			if (unlikely(owner == NULL ||
-				     ipoib_conn_qpn(owner) != wc[i].qp_num))
+				     ipoib_conn_qpn(owner) != wc[i].qp_num)) {
+				IPOIB_STAT_INC(rxq->stats.bad_wr_id);
 				continue;
+			}
 			ring = &owner->ring;
+		}
+		if (unlikely(slot >= ring->nb_slots)) {
+			IPOIB_STAT_INC(rxq->stats.bad_wr_id);
+			continue;
 		}
 		if (unlikely(ipoib_rx_not_data(rxq, ring, &wc[i], slot)))
 			continue;

@@ -157,7 +157,8 @@ ipoib_rx_ring_drain(struct ipoib_priv *priv, struct ipoib_hca_cq *cq,
 		uint16_t n = priv->ops->poll_cq(cq, wc, RTE_DIM(wc)), i;
 
 		for (i = 0; i < n; i++) {
-			if (ipoib_wr_kind(wc[i].wr_id) != kind) {
+			if (ipoib_wr_kind(wc[i].wr_id) != kind ||
+			    ipoib_wr_slot(wc[i].wr_id) >= ring->nb_slots) {
 				IPOIB_LOG(ERR, "stray completion 0x%" PRIx64
 					  " while draining", wc[i].wr_id);
 				continue;

@@ -14,6 +14,7 @@
 #include "ipoib_cm.h"
 #include "ipoib_conn.h"
 #include "ipoib_log.h"
+#include "ipoib_reaper.h"
 
 /* ---- timers: activity, retries, promotion, reaping, eviction ------------- */
 
@@ -197,9 +198,11 @@ ipoib_conn_timers(struct ipoib_priv *priv, uint64_t now)
 		ipoib_peers_gc(priv, now);
 		if (now - priv->spare_used_ns > IPOIB_SPARE_NS)
 			ipoib_pools_spare_free(priv);
+		/* pools the application held, of any port: back yet? */
+		ipoib_reaper_reap();
 	}
 	/* a teardown ends as soon as it can: the table is a few KiB */
-	if (priv->nr_draining > 0 || priv->nr_dead_pools > 0)
+	if (priv->nr_draining > 0)
 		ipoib_conn_reap_drained(priv);
 	/* the scans below are for a few tens of milliseconds at most */
 	if (now < priv->next_tick_ns)

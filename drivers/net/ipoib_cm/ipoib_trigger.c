@@ -7,6 +7,7 @@
  */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -215,6 +216,14 @@ ipoib_dev_start(struct rte_eth_dev *dev)
 		  priv->srq ? "SRQ" : "non-SRQ", dev->data->mtu,
 		  dev->data->nb_rx_queues, dev->data->nb_tx_queues,
 		  priv->cfg.max_conns);
+	if (!priv->srq && ipoib_conn_ring_bytes(priv, dev->data->rx_queues[0]) >
+	    priv->cfg.mem_budget)
+		IPOIB_LOG(WARNING, "port %u: mem_budget %" PRIu64 " is less than "
+			  "one connection's receive ring (%" PRIu64 " bytes): "
+			  "every connection request is refused (REJ 3) and "
+			  "peers are served over UD", dev->data->port_id,
+			  priv->cfg.mem_budget,
+			  ipoib_conn_ring_bytes(priv, dev->data->rx_queues[0]));
 	return 0;
 fail_lpbk:
 	ipoib_lpbk_stop(dev);

@@ -71,6 +71,10 @@ IPOIB_TSAN_ALLOC(struct rte_hash *, rte_hash_create,
 	(const struct rte_hash_parameters *params),
 	(params))
 
+/* a lookup reads the list of mempools, under EAL's lock too */
+IPOIB_TSAN_ALLOC(struct rte_mempool *, rte_mempool_lookup,
+	(const char *name), (name))
+
 IPOIB_TSAN_FREE(rte_free, void *ptr, ptr)
 IPOIB_TSAN_FREE(rte_mempool_free, struct rte_mempool *mp, mp)
 IPOIB_TSAN_FREE(rte_ring_free, struct rte_ring *r, r)

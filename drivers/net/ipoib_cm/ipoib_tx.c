@@ -50,6 +50,7 @@ struct ipoib_tx_run {
 	struct ipoib_hca_qp *qp;
 	bool rc;
 	uint16_t n;
+	uint32_t rewritten;	/* bit i: frame i cannot be given back */
 	struct ipoib_send_wr wr[IPOIB_TX_BURST];
 	struct ipoib_peer *peer[IPOIB_TX_BURST];
 	uint32_t len[IPOIB_TX_BURST];	/* Ethernet frame bytes */
@@ -113,9 +114,8 @@ ipoib_tx_drop_encap(struct ipoib_txq *txq, struct rte_mbuf *m, int err)
 /*
  * ARP and Neighbor Discovery are rewritten to another length by the
  * Ethernet emulation and cannot be given back unchanged: they go over UD
- * (RFC 4391 allows either path), which refuses nothing on the shm fabric
- * while the port runs. A full verbs send queue can refuse them: they are
- * then given back rewritten.
+ * (RFC 4391 allows either path). A full UD send queue (verbs) can refuse
+ * them: they are then freed and counted, never given back rewritten.
  */
 static __rte_always_inline bool
 ipoib_tx_ud_only(const struct rte_mbuf *m, const struct rte_ether_hdr *eth)
@@ -178,20 +178,36 @@ ipoib_tx_account(struct ipoib_txq *txq, const struct ipoib_tx_run *r,
 	IPOIB_STAT_ADD(txq->stats.bytes, total);
 }
 
-/* Post wr[from..to), all encapsulated; the refused are given back. */
+/*
+ * Post wr[from..to), all encapsulated. Returns how many frames were
+ * consumed: sent, or refused and freed. A refused frame is given back
+ * intact, or, if it was rewritten (ARP, ND) and so cannot be, freed and
+ * counted with every refused frame before it: what is given back is the
+ * tail of the run, untouched.
+ */
 static uint16_t
 ipoib_tx_post_range(struct ipoib_txq *txq, struct ipoib_tx_run *r,
 		    uint16_t from, uint16_t to)
 {
-	uint16_t sent, i;
+	uint16_t sent, lost, i;
+	uint32_t bad;
 
 	if (from == to)
 		return 0;
 	sent = txq->post_send(r->qp, &r->wr[from], to - from);
-	for (i = from + sent; i < to; i++)
-		ipoib_tx_unencap(r->wr[i].m, r->saved[i]);
 	ipoib_tx_account(txq, r, from, from + sent);
-	return sent;
+	if (likely(sent == to - from))
+		return sent;
+	/* the last frame of the refused that cannot go back, if any */
+	bad = r->rewritten & (uint32_t)(((UINT64_C(1) << to) - 1) &
+					~((UINT64_C(1) << (from + sent)) - 1));
+	lost = bad == 0 ? 0 :
+	       (uint16_t)(rte_fls_u32(bad) - (from + sent));
+	for (i = from + sent; i < from + sent + lost; i++)
+		ipoib_tx_drop(r->wr[i].m, &txq->stats.drop_refused);
+	for (; i < to; i++)
+		ipoib_tx_unencap(r->wr[i].m, r->saved[i]);
+	return sent + lost;
 }
 
 /*
@@ -236,6 +252,9 @@ ipoib_tx_encap(struct ipoib_txq *txq, struct ipoib_tx_run *r, uint16_t i)
 
 	if (likely(r->peer[i] != NULL && ipoib_tx_fast_encap(m)))
 		return 0;
+	if (ipoib_tx_ud_only(m, rte_pktmbuf_mtod(m,
+						const struct rte_ether_hdr *)))
+		r->rewritten |= UINT32_C(1) << i;
 
 	if (!r->rc && r->peer[i] == NULL) {
 		/* multicast: the group is known once the frame is read */
@@ -267,6 +286,7 @@ ipoib_tx_flush(struct ipoib_txq *txq, struct ipoib_tx_run *r)
 {
 	uint16_t start = 0, done = 0, i, sent;
 
+	r->rewritten = 0;
 	for (i = 0; i < r->n; i++) {
 		struct rte_mbuf *m = r->wr[i].m;
 		int ret;
@@ -293,45 +313,68 @@ ipoib_tx_flush(struct ipoib_txq *txq, struct ipoib_tx_run *r)
 	return done;
 }
 
-/* Too long for the path: fragment IPv4 without DF, else an ICMP error. */
+/*
+ * Post a run of frames the driver made (fragments): what the send queue
+ * refuses is ours to free, counted. False when something was refused.
+ */
+static bool
+ipoib_tx_flush_own(struct ipoib_txq *txq, struct ipoib_tx_run *r)
+{
+	uint16_t n = r->n, done = ipoib_tx_flush(txq, r), i;
+
+	for (i = done; i < n; i++)
+		ipoib_tx_drop(r->wr[i].m, &txq->stats.frags_refused);
+	return done == n;
+}
+
+/*
+ * Too long for the path: IPv4 without DF is fragmented over UD (to a
+ * peer, or a multicast group when peer is NULL), else answered with an
+ * ICMP error. Once the send queue refuses a fragment the packet is lost:
+ * the fragments not yet posted are freed with it.
+ */
 static void
 ipoib_tx_too_long(struct ipoib_txq *txq, struct rte_mbuf *m,
-		  struct ipoib_peer *peer, uint16_t mtu, bool ud)
+		  const struct ipoib_tx_route *rt)
 {
 	struct ipoib_priv *priv = txq->priv;
 	struct rte_mbuf *frags[IPOIB_FRAG_MAX], *icmp;
 	struct ipoib_tx_run *r = txq->frag_run;
+	bool ok = true;
 	int n, i;
 
-	if (ud) {
-		n = ipoib_frag_ipv4(m, mtu, frags, IPOIB_FRAG_MAX,
+	if (!rt->rc) {
+		n = ipoib_frag_ipv4(m, rt->mtu, frags, IPOIB_FRAG_MAX,
 				    txq->frag_direct, txq->frag_indirect);
 		if (n > 0) {
 			IPOIB_STAT_INC(txq->stats.frag_packets);
 			IPOIB_STAT_ADD(txq->stats.frags, n);
 			rte_pktmbuf_free(m);
-			/*
-			 * The fragments are ours: the shm fabric's UD takes
-			 * them all; what a full verbs send queue refuses is
-			 * not freed here.
-			 */
 			r->qp = txq->ud_qp;
 			r->rc = false;
 			r->n = 0;
 			for (i = 0; i < n; i++) {
+				if (!ok) {
+					ipoib_tx_drop(frags[i],
+						      &txq->stats.frags_refused);
+					continue;
+				}
 				r->wr[r->n].m = frags[i];
-				r->wr[r->n].ah = peer->ah;
-				r->wr[r->n].remote_qpn = peer->qpn;
+				r->wr[r->n].ah = rt->ah;
+				r->wr[r->n].remote_qpn = rt->qpn;
 				r->wr[r->n].remote_qkey = IPOIB_QKEY_DEFAULT;
-				r->peer[r->n++] = peer;
+				r->peer[r->n++] = rt->peer;
 				if (r->n == IPOIB_TX_BURST)
-					ipoib_tx_flush(txq, r);
+					ok = ipoib_tx_flush_own(txq, r);
 			}
-			ipoib_tx_flush(txq, r);
+			if (ok)
+				ok = ipoib_tx_flush_own(txq, r);
+			if (!ok)	/* the packet is lost */
+				IPOIB_STAT_INC(txq->stats.drop_refused);
 			return;
 		}
 	}
-	icmp = ipoib_icmp_too_big(m, mtu, txq->frag_direct);
+	icmp = ipoib_icmp_too_big(m, rt->mtu, txq->frag_direct);
 	if (icmp != NULL) {
 		icmp->port = priv->eth_dev->data->port_id;
 		icmp->packet_type = ipoib_ptype_slow(icmp) &
@@ -397,8 +440,7 @@ ipoib_tx_consume(struct ipoib_txq *txq, struct rte_mbuf *m,
 		ipoib_tx_drop(m, &txq->stats.drop_no_neigh);
 		break;
 	case IPOIB_TX_TOO_LONG:
-		ipoib_tx_too_long(txq, m, rt->peer, rt->mtu,
-				  !rt->rc && rt->peer != NULL);
+		ipoib_tx_too_long(txq, m, rt);
 		break;
 	default:
 		ipoib_tx_drop(m, &txq->stats.drop_malformed);

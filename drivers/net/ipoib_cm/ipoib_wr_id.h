@@ -10,7 +10,10 @@
  * receive queue in the top byte, the connection index (IPOIB_WR_CONN)
  * below it, the ring slot in the low 24 bits. A completion's wr_id comes
  * back from the transport as it was posted; the datapath bounds-checks
- * what it decodes.
+ * what it decodes (kind, connection index, slot) before it indexes
+ * anything, as Linux ipoib_cm.c does. IPOIB_WR_ID_DRAIN is reserved for
+ * a WR that only marks the end of a flush (Linux IPOIB_CM_RX_DRAIN_WRID):
+ * it names no buffer, and no ring posts it.
  */
 
 #include <stdint.h>
@@ -26,7 +29,10 @@ enum ipoib_wr_kind {
 	IPOIB_WR_UD = 1,
 	IPOIB_WR_SRQ = 2,
 	IPOIB_WR_CONN = 3,
+	IPOIB_WR_DRAIN = 0xff,		/* reserved: names no buffer */
 };
+
+#define IPOIB_WR_ID_DRAIN	UINT64_MAX	/* kind IPOIB_WR_DRAIN */
 
 static inline uint64_t
 ipoib_wr_id(enum ipoib_wr_kind kind, uint32_t conn, uint32_t slot)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ipoib_cm.h"
+#include "ipoib_reaper.h"
 #include "ipoib_xstats.h"
 
 struct ipoib_xstat {
@@ -31,6 +32,7 @@ static const struct ipoib_xstat ipoib_rxq_xstats[] = {
 	RXQ("rx_drop_too_long", drop_len),
 	RXQ("rx_drop_mcast_loopback", drop_mcast_loop),
 	RXQ("rx_drop_unknown_conn", drop_unknown_conn),
+	RXQ("rx_bad_wr_id", bad_wr_id),
 	RXQ("rx_flushed_wrs", flushed),
 	RXQ("rx_nombuf", nombuf),
 	RXQ("rx_mcast_bcast_packets", mc_rx[IPOIB_MC_K_BCAST]),
@@ -50,8 +52,10 @@ static const struct ipoib_xstat ipoib_txq_xstats[] = {
 	TXQ("tx_drop_malformed", drop_malformed),
 	TXQ("tx_drop_too_long", drop_too_long),
 	TXQ("tx_drop_vlan", drop_vlan),
+	TXQ("tx_drop_ud_refused", drop_refused),
 	TXQ("tx_frag_packets", frag_packets),
 	TXQ("tx_frags", frags),
+	TXQ("tx_frags_ud_refused", frags_refused),
 	TXQ("tx_icmp_too_big", icmp_too_big),
 	TXQ("tx_mcast_requests_lost", mc_req_lost),
 };
@@ -114,6 +118,8 @@ static const char *const ipoib_gauge_names[] = {
 	"srq_limit_events",
 	"port_down_events",
 	"mcast_groups",
+	"mem_app_held_pools",
+	"mem_app_held_bytes",
 };
 
 #define NB_RXQ		RTE_DIM(ipoib_rxq_xstats)
@@ -291,6 +297,10 @@ ipoib_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xs,
 	v[13] = priv->srq_limit_events;
 	v[14] = priv->port_down_events;
 	v[15] = ipoib_mcast_nr_joined(priv);
+	v[16] = priv->hca == NULL ? 0 :
+		ipoib_reaper_waiting(priv->hca, &v[17]);
+	if (priv->hca == NULL)
+		v[17] = 0;
 	pthread_mutex_unlock(&priv->ctrl_lock);
 	for (i = 0; i < NB_GAUGE; i++)
 		xs[k++].value = v[i];

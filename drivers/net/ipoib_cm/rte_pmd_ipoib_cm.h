@@ -73,6 +73,9 @@ struct rte_pmd_ipoibcm_faults {
 	int32_t rej_after;	/**< -1 off; REJ every REQ beyond N conns */
 	uint32_t cm_drop_mask;	/**< 1 << type (1 REQ .. 6 DREP): dropped */
 	bool port_down;		/**< the port's link is down */
+	/** the next N UD send WRs the port posts are refused, the tail of
+	 *  each post, as by a full send queue (reads back what is left) */
+	uint32_t ud_send_refuse;
 };
 
 /**

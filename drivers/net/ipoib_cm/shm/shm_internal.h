@@ -365,6 +365,7 @@ struct shm_port {
 	struct shm_cm_id **ids;
 	unsigned int nr_ids, cap_ids;
 	uint64_t cm_retries;
+	uint32_t ud_send_refuse;	/* fault: UD send WRs left to refuse */
 	struct shm_capture *cap;
 	pthread_mutex_t cap_lock;
 	/* SA queries posted and not answered yet (shm_sa.c) */

@@ -340,6 +340,8 @@ shm_port_set_faults(struct shm_port *p, const struct ipoib_faults *fl)
 	shm_store(&e->fault_cm_delay_ms, fl->cm_delay_ms);
 	shm_store(&e->fault_rej_after, fl->rej_after);
 	shm_store(&e->fault_cm_drop_mask, fl->cm_drop_mask);
+	__atomic_store_n(&p->ud_send_refuse, fl->ud_send_refuse,
+			 __ATOMIC_RELAXED);
 	shm_port_set_state(p, !fl->port_down);
 }
 
@@ -353,6 +355,8 @@ shm_port_get_faults(const struct shm_port *p, struct ipoib_faults *fl)
 	fl->rej_after = shm_load(&e->fault_rej_after);
 	fl->cm_drop_mask = shm_load(&e->fault_cm_drop_mask);
 	fl->port_down = shm_load(&e->state) != SHM_PORT_ACTIVE;
+	fl->ud_send_refuse = __atomic_load_n(&p->ud_send_refuse,
+					     __ATOMIC_RELAXED);
 }
 
 /* ---- address records ----------------------------------------------------- */

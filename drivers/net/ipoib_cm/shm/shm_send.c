@@ -174,7 +174,32 @@ shm_mcg_find(struct shm_hdr *h, const uint8_t *mgid)
 	return NULL;
 }
 
-/* UD sends never stop: what cannot be delivered is dropped, as on a wire. */
+/*
+ * Fault injection: a full send queue. The tail of a post is refused, as
+ * a verbs send queue without room refuses it, until the port's
+ * ud_send_refuse WRs have been refused. Returns how many of n are.
+ */
+static uint16_t
+shm_ud_refused(struct shm_port *p, uint16_t n)
+{
+	uint32_t left = __atomic_load_n(&p->ud_send_refuse, __ATOMIC_RELAXED);
+	uint32_t r;
+
+	do {
+		if (left == 0)
+			return 0;
+		r = left < n ? left : n;
+	} while (!__atomic_compare_exchange_n(&p->ud_send_refuse, &left,
+					      left - r, false,
+					      __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	return (uint16_t)r;
+}
+
+/*
+ * UD sends never stop: what cannot be delivered is dropped, as on a wire
+ * (but for the fault above).
+ */
 static uint16_t
 shm_ud_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 {
@@ -183,6 +208,7 @@ shm_ud_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 
 	if (shm_load(&qp->ent->state) != SHM_QPS_RTS)
 		return 0;
+	n -= shm_ud_refused(qp->port, n);
 	for (i = 0; i < n; i++) {
 		const struct shm_ah *ah = wr[i].ah;
 		uint32_t len = shm_msg_len(&wr[i]);

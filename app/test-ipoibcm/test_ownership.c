@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ *
+ * Buffer ownership: the application holds received mbufs across the
+ * teardown of their connection, a port stop and start, a reconfiguration
+ * and the close of the port, then reads and frees them. They must be as
+ * received (new traffic through new pools must not land in them), and
+ * every pool kept for them is freed once they are back. Run under ASan
+ * (devtools/test.sh does) a use after free is reported as well.
+ */
+
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_ethdev.h>
+#include <rte_mempool.h>
+
+#include "test.h"
+#include "test_net.h"
+#include "test_util.h"
+
+#define OWN_HELD	8
+
+/* Frames B (peer 1) received from A and holds, with copies to check. */
+struct own_held {
+	struct rte_mbuf *m[OWN_HELD * 2];
+	struct rte_mbuf *copy[OWN_HELD * 2];
+	char pool[OWN_HELD * 2][RTE_MEMPOOL_NAMESIZE];
+	unsigned int n;
+};
+
+/* A sends n frames of len bytes to B; B receives and keeps them all. */
+static int
+own_hold(struct test_net *net, struct own_held *h, unsigned int n,
+	 uint32_t len, uint32_t seq)
+{
+	unsigned int i;
+	uint16_t got;
+
+	TEST_ASSERT(h->n + n <= RTE_DIM(h->m), "");
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = test_udp_frame(&net->mac[0], &net->mac[1],
+						    len, seq + i, false);
+
+		TEST_ASSERT(m != NULL, "");
+		TEST_ASSERT_EQ(rte_eth_tx_burst(net->port[0], 0, &m, 1), 1,
+			       "A sends");
+	}
+	got = test_rx_until(net->port[1], &h->m[h->n], (uint16_t)n,
+			    TEST_HANG_MS);
+	TEST_ASSERT_EQ(got, n, "B receives");
+	for (i = h->n; i < h->n + n; i++) {
+		h->copy[i] = rte_pktmbuf_copy(h->m[i], test_mempool(), 0,
+					      UINT32_MAX);
+		TEST_ASSERT(h->copy[i] != NULL, "");
+		snprintf(h->pool[i], sizeof(h->pool[i]), "%s",
+			 h->m[i]->pool->name);
+	}
+	h->n += n;
+	return 0;
+}
+
+/* The application reads what it held, then frees it. */
+static int
+own_release(struct own_held *h)
+{
+	unsigned int i;
+	int ret = 0;
+
+	for (i = 0; i < h->n; i++) {
+		if (ret == 0 && !test_frames_equal(h->m[i], h->copy[i])) {
+			printf("    held frame %u (pool %s) changed\n", i,
+			       h->pool[i]);
+			ret = -1;
+		}
+		rte_pktmbuf_free(h->m[i]);
+		rte_pktmbuf_free(h->copy[i]);
+	}
+	h->n = 0;
+	return ret;
+}
+
+/* Traffic both ways through new buffers, to land in any reused memory. */
+static int
+own_traffic(struct test_net *net, uint32_t seq)
+{
+	return test_net_rounds(net, (unsigned int[]){ 1 }, 1, 64, seq);
+}
+
+/*
+ * Traffic flows through new buffers; then B reads and frees what it held,
+ * and no pool of B waits any more.
+ */
+static int
+own_give_back(struct test_net *net, struct own_held *h)
+{
+	TEST_RUN(own_traffic(net, 1000));
+	TEST_RUN(own_release(h));
+	TEST_ASSERT(test_wait_xstat(net->port[1], "mem_app_held_pools", 0,
+				    TEST_HANG_MS), "no pool waits once all is back");
+	return 0;
+}
+
+/*
+ * The pools of held frames from..to are gone (the reaper freed them).
+ * Each look also reads A's xstats, which take the reaper's lock: the
+ * frees above are ordered before the reaper's own look, as ThreadSanitizer
+ * sees it (it cannot see the order the mempool's ring and caches make;
+ * nor EAL's lock over the list of mempools: ipoib_tsan.c).
+ */
+static int
+own_pools_gone(struct test_net *net, const struct own_held *h,
+	       unsigned int from, unsigned int to)
+{
+	double deadline = test_now_ms() + TEST_HANG_MS;
+	unsigned int i;
+
+	for (i = from; i < to; i++)
+		while (test_xstat(net->port[0], "mem_app_held_pools") !=
+		       UINT64_MAX && rte_mempool_lookup(h->pool[i]) != NULL)
+			TEST_ASSERT(test_now_ms() < deadline,
+				    "pool %s freed once its mbufs are back",
+				    h->pool[i]);
+	return 0;
+}
+
+static int
+own_open(struct test_net *net, const char *name, const char *args,
+	 struct own_held *h)
+{
+	memset(h, 0, sizeof(*h));
+	TEST_RUN(test_net_open(net, name, args, args, 1));
+	/* the first frames come over UD, into the UD pool */
+	TEST_RUN(own_hold(net, h, OWN_HELD, 1000, 0));
+	TEST_RUN(test_net_connect(net, 1, 0, 100));
+	/* then over RC: the SRQ's pool, or the connection's own */
+	TEST_RUN(own_hold(net, h, OWN_HELD, 1400, 200));
+	TEST_ASSERT(test_xstat(net->port[1], "rx_rc_packets") >= OWN_HELD,
+		    "B received over RC");
+	return 0;
+}
+
+/* Non-SRQ: the connection goes, and its pool with the frames B holds. */
+static int
+test_own_conn_teardown(void)
+{
+	struct test_net net;
+	struct own_held h;
+	double deadline;
+
+	TEST_RUN(own_open(&net, "t_own_td", "srq=off", &h));
+	TEST_ASSERT(strncmp(h.pool[OWN_HELD], "ipb_c", 5) == 0,
+		    "RC frames in a connection's pool (%s)", h.pool[OWN_HELD]);
+	TEST_ASSERT(rte_pmd_ipoibcm_peer_disconnect(net.port[1], &net.mac[0])
+		    > 0, "B closes its connections with A");
+	deadline = test_now_ms() + TEST_HANG_MS;
+	while (test_xstat(net.port[1], "mem_app_held_pools") == 0) {
+		TEST_ASSERT(test_now_ms() < deadline,
+			    "the torn-down connection's pool waits");
+		test_net_poll(&net);
+	}
+	TEST_ASSERT(test_xstat(net.port[1], "mem_app_held_bytes") > 0, "");
+	TEST_RUN(own_give_back(&net, &h));
+	TEST_RUN(own_pools_gone(&net, &h, OWN_HELD, 2 * OWN_HELD));
+	test_net_close(&net);
+	return 0;
+}
+REGISTER_TEST(own_conn_teardown, test_own_conn_teardown,
+	      "received mbufs held across their connection's teardown");
+
+/* Stop and start: the frames B holds stay as they were. */
+static int
+test_own_stop_start(void)
+{
+	struct test_net net;
+	struct own_held h;
+
+	TEST_RUN(own_open(&net, "t_own_ss", "srq=on", &h));
+	TEST_ASSERT_EQ(rte_eth_dev_stop(net.port[1]), 0, "");
+	TEST_ASSERT_EQ(rte_eth_dev_start(net.port[1]), 0, "");
+	TEST_RUN(own_give_back(&net, &h));
+	test_net_close(&net);
+	return 0;
+}
+REGISTER_TEST(own_stop_start, test_own_stop_start,
+	      "received mbufs held across a port stop and start");
+
+/* Reconfigured: the rx queue and its SRQ pool are set up anew. */
+static int
+test_own_reconfigure(void)
+{
+	struct test_net net;
+	struct own_held h;
+
+	TEST_RUN(own_open(&net, "t_own_rc", "srq=on", &h));
+	TEST_ASSERT_EQ(rte_eth_dev_stop(net.port[1]), 0, "");
+	TEST_RUN(test_port_setup(net.port[1], 1, 1500));
+	TEST_ASSERT(test_xstat(net.port[1], "mem_app_held_pools") >= 1,
+		    "the old queue's pool waits for its mbufs");
+	TEST_RUN(own_give_back(&net, &h));
+	test_net_close(&net);
+	return 0;
+}
+REGISTER_TEST(own_reconfigure, test_own_reconfigure,
+	      "received mbufs held across a reconfiguration of the port");
+
+/*
+ * Closed: B's pools outlive the port while B's frames are held; a new
+ * port C on the same fabric carries traffic meanwhile.
+ */
+static int
+test_own_close(void)
+{
+	struct test_net net, c;
+	struct own_held h;
+	char args[64];
+
+	TEST_RUN(own_open(&net, "t_own_cl", "srq=on", &h));
+	TEST_ASSERT_EQ(rte_eth_dev_stop(net.port[1]), 0, "");
+	TEST_ASSERT_EQ(rte_eth_dev_close(net.port[1]), 0, "");
+	/* C takes B's place on the fabric: new pools, new traffic */
+	memset(&c, 0, sizeof(c));
+	snprintf(c.names[0], sizeof(c.names[0]), "%s", net.names[0]);
+	c.port[0] = net.port[0];
+	c.mac[0] = net.mac[0];
+	snprintf(c.names[1], sizeof(c.names[1]), "net_ipoibcm_ownc");
+	snprintf(args, sizeof(args), "fabric=%s,guid=0x2001",
+		 test_fabric("t_own_cl"));
+	TEST_RUN(test_port_create(c.names[1], args, 1, 1500, &c.port[1]));
+	rte_eth_macaddr_get(c.port[1], &c.mac[1]);
+	c.n = 1;
+	TEST_RUN(own_traffic(&c, 1000));
+	TEST_RUN(own_release(&h));
+	TEST_RUN(own_pools_gone(&net, &h, 0, 2 * OWN_HELD));
+	test_port_destroy(c.names[1]);
+	test_net_close(&net);
+	return 0;
+}
+REGISTER_TEST(own_close, test_own_close,
+	      "received mbufs held across the close of the port");
