@@ -39,7 +39,7 @@ fuzz_build="build-debian13-fuzz"
 fuzz_time=${FUZZ_TIME_DEBIAN13:-3}
 packages="dpdk dpdk-dev libdpdk-dev meson ninja-build pkg-config gcc
 python3 python3-pyelftools libibverbs-dev librdmacm-dev tshark
-clang libclang-rt-dev"
+clang libclang-rt-dev valgrind"
 mounted=""
 
 fail() {
