@@ -90,7 +90,7 @@ peers_shared_open(struct peers *P, struct shm_port *port)
 	int ret;
 
 	errno = 0;
-	P->cq = shm_cq_create(port, rte_align32pow2(P->ud_bufs + P->rc_bufs));
+	P->cq = shm_cq_create(port, ipoib_pow2(P->ud_bufs + P->rc_bufs));
 	if (P->cq == NULL)
 		goto fail_errno;
 	P->ud_srq = shm_srq_create(port, P->ud_bufs, 1, 0);
@@ -203,7 +203,7 @@ peers_host_open(struct peers *P, uint32_t i)
 	if (i == 0) {
 		pc.max_srq_wr = P->ud_bufs > P->rc_bufs ? P->ud_bufs :
 							  P->rc_bufs;
-		pc.max_cqe = rte_align32pow2(P->ud_bufs + P->rc_bufs);
+		pc.max_cqe = ipoib_pow2(P->ud_bufs + P->rc_bufs);
 	}
 	ret = shm_port_open(P->f, &pc, &h->port);
 	if (ret < 0) {

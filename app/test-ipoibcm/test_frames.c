@@ -138,8 +138,8 @@ tf_ipv6(struct tf *f, const struct rte_ether_addr *src,
 	uint32_t sum;
 	uint16_t ck;
 
-	memcpy(ip.src_addr, sip, 16);
-	memcpy(ip.dst_addr, dip, 16);
+	memcpy(IPOIB_IPV6_SRC(&ip), sip, 16);
+	memcpy(IPOIB_IPV6_DST(&ip), dip, 16);
 	tf_eth(f, src, dst, RTE_ETHER_TYPE_IPV6);
 	memcpy(f->b + f->len, &ip, sizeof(ip));
 	f->len += sizeof(ip);

@@ -79,6 +79,23 @@ name(struct rte_eth_dev *dev, struct rte_eth_stats *stats) \
 }
 #endif
 
+/*
+ * 24.03: dev_supported_ptypes_get returns the number of entries too; the
+ * list's RTE_PTYPE_UNKNOWN terminator (which earlier releases read up to)
+ * is not one of them.
+ */
+#if RTE_VERSION >= RTE_VERSION_NUM(24, 3, 0, 0)
+#define IPOIB_PTYPES_GET_PARAMS	struct rte_eth_dev *dev, size_t *no_of_elements
+#define IPOIB_PTYPES_RETURN(list) \
+	do { \
+		*no_of_elements = RTE_DIM(list) - 1; \
+		return list; \
+	} while (0)
+#else
+#define IPOIB_PTYPES_GET_PARAMS	struct rte_eth_dev *dev
+#define IPOIB_PTYPES_RETURN(list)	return list
+#endif
+
 /* 23.03: rte_tel_data_add_dict_uint, the u64 one deprecated. */
 #if RTE_VERSION < RTE_VERSION_NUM(23, 3, 0, 0)
 #define rte_tel_data_add_dict_uint rte_tel_data_add_dict_u64

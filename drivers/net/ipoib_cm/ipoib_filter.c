@@ -96,10 +96,10 @@ ipoib_mac_addr_set(struct rte_eth_dev *dev, struct rte_ether_addr *mac)
 }
 
 const uint32_t *
-ipoib_supported_ptypes(struct rte_eth_dev *dev)
+ipoib_supported_ptypes(IPOIB_PTYPES_GET_PARAMS)
 {
 	RTE_SET_USED(dev);
-	return ipoib_ptypes;
+	IPOIB_PTYPES_RETURN(ipoib_ptypes);
 }
 
 /* mask: layers (RTE_PTYPE_*_MASK) the application wants, or 0 for none. */

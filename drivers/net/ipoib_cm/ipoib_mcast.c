@@ -476,10 +476,10 @@ ipoib_mcast_tel(const struct ipoib_priv *priv, struct rte_tel_data *d)
 	rte_tel_data_start_dict(d);
 	if (mc == NULL)
 		return;
-	rte_tel_data_add_dict_u64(d, "allmulticast",
+	rte_tel_data_add_dict_uint(d, "allmulticast",
 				  __atomic_load_n(&mc->allmulti,
 						  __ATOMIC_RELAXED));
-	rte_tel_data_add_dict_u64(d, "joined", mc->nr_attached);
+	rte_tel_data_add_dict_uint(d, "joined", mc->nr_attached);
 	groups = rte_tel_data_alloc();
 	if (groups == NULL)
 		return;

@@ -187,7 +187,13 @@ snoop_ipv4(struct snoop_ctx *c, bool mcast_dst)
 	if (!mcast_dst)
 		return;		/* reports go to groups */
 	ip = rte_pktmbuf_read(c->m, c->off, sizeof(*ip), &copy);
-	if (ip == NULL || (ip->version_ihl >> 4) != 4)
+	if (ip == NULL)
+		return;
+	if (ip != &copy) {	/* a frame may sit at any address */
+		memcpy(&copy, ip, sizeof(copy));
+		ip = &copy;
+	}
+	if ((ip->version_ihl >> 4) != 4)
 		return;
 	hlen = rte_ipv4_hdr_len(ip);
 	c->end = RTE_MIN(c->off + rte_be_to_cpu_16(ip->total_length),
@@ -240,7 +246,7 @@ snoop_icmp6(struct snoop_ctx *c, const struct rte_ipv6_hdr *ip,
 		break;
 	case ND_NEIGH_SOL:
 		/* duplicate address detection: the target is ours to be */
-		if (!ipv6_unicast(ip->src_addr) && c->end - c->off >= 24 &&
+		if (!ipv6_unicast(IPOIB_IPV6_SRC(ip)) && c->end - c->off >= 24 &&
 		    ipv6_unicast(p + 8)) {
 			ipoib_ipv6_solicited(group, p + 8);
 			snoop_req(c->txq, IPOIB_MC_JOIN, IPOIB_MC_R_ND, true,
@@ -250,8 +256,8 @@ snoop_icmp6(struct snoop_ctx *c, const struct rte_ipv6_hdr *ip,
 		/* fall through */
 	case ND_ROUTER_SOL:
 	case ND_NEIGH_ADV:
-		if (ipv6_unicast(ip->src_addr)) {
-			ipoib_ipv6_solicited(group, ip->src_addr);
+		if (ipv6_unicast(IPOIB_IPV6_SRC(ip))) {
+			ipoib_ipv6_solicited(group, IPOIB_IPV6_SRC(ip));
 			snoop_req(c->txq, IPOIB_MC_JOIN, IPOIB_MC_R_ND, true,
 				  group);
 		}
@@ -268,7 +274,13 @@ snoop_ipv6(struct snoop_ctx *c, bool mcast_dst)
 	unsigned int i;
 
 	ip = rte_pktmbuf_read(c->m, c->off, sizeof(*ip), &copy);
-	if (ip == NULL || (rte_be_to_cpu_32(ip->vtc_flow) >> 28) != 6)
+	if (ip == NULL)
+		return;
+	if (ip != &copy) {	/* a frame may sit at any address */
+		memcpy(&copy, ip, sizeof(copy));
+		ip = &copy;
+	}
+	if ((rte_be_to_cpu_32(ip->vtc_flow) >> 28) != 6)
 		return;
 	c->end = RTE_MIN(c->off + (uint32_t)sizeof(*ip) +
 			 rte_be_to_cpu_16(ip->payload_len), c->m->pkt_len);
@@ -287,10 +299,10 @@ snoop_ipv6(struct snoop_ctx *c, bool mcast_dst)
 	}
 	if (next == IPPROTO_ICMPV6)
 		snoop_icmp6(c, ip, mcast_dst);
-	if (mcast_dst && ip->dst_addr[0] == 0xff &&
+	if (mcast_dst && IPOIB_IPV6_DST(ip)[0] == 0xff &&
 	    __atomic_load_n(&c->txq->priv->mc->allmulti, __ATOMIC_ACQUIRE))
 		snoop_req(c->txq, IPOIB_MC_JOIN, IPOIB_MC_R_TX, true,
-			  ip->dst_addr);
+			  IPOIB_IPV6_DST(ip));
 }
 
 void
