@@ -56,6 +56,22 @@ struct snoop_ctx {
 	uint32_t end;		/* of the IP packet */
 };
 
+/*
+ * The len bytes at the message's offset, copied into buf (a header in the
+ * frame may sit at any address); false if the frame is shorter.
+ */
+static bool
+snoop_hdr(const struct snoop_ctx *c, void *buf, uint32_t len)
+{
+	const void *p = rte_pktmbuf_read(c->m, c->off, len, buf);
+
+	if (p == NULL)
+		return false;
+	if (p != buf)
+		memcpy(buf, p, len);
+	return true;
+}
+
 static void
 snoop_req(struct ipoib_txq *txq, uint8_t op, uint8_t reason, bool v6,
 	  const uint8_t *group)
@@ -181,19 +197,13 @@ static void
 snoop_ipv4(struct snoop_ctx *c, bool mcast_dst)
 {
 	struct rte_ipv4_hdr copy;
-	const struct rte_ipv4_hdr *ip;
+	const struct rte_ipv4_hdr *ip = &copy;
 	uint32_t hlen;
 
 	if (!mcast_dst)
 		return;		/* reports go to groups */
-	ip = rte_pktmbuf_read(c->m, c->off, sizeof(*ip), &copy);
-	if (ip == NULL)
-		return;
-	if (ip != &copy) {	/* a frame may sit at any address */
-		memcpy(&copy, ip, sizeof(copy));
-		ip = &copy;
-	}
-	if ((ip->version_ihl >> 4) != 4)
+	if (!snoop_hdr(c, &copy, sizeof(copy)) ||
+	    (ip->version_ihl >> 4) != 4)
 		return;
 	hlen = rte_ipv4_hdr_len(ip);
 	c->end = RTE_MIN(c->off + rte_be_to_cpu_16(ip->total_length),
@@ -269,18 +279,12 @@ static void
 snoop_ipv6(struct snoop_ctx *c, bool mcast_dst)
 {
 	struct rte_ipv6_hdr copy;
-	const struct rte_ipv6_hdr *ip;
+	const struct rte_ipv6_hdr *ip = &copy;
 	uint8_t next, ext[2];
 	unsigned int i;
 
-	ip = rte_pktmbuf_read(c->m, c->off, sizeof(*ip), &copy);
-	if (ip == NULL)
-		return;
-	if (ip != &copy) {	/* a frame may sit at any address */
-		memcpy(&copy, ip, sizeof(copy));
-		ip = &copy;
-	}
-	if ((rte_be_to_cpu_32(ip->vtc_flow) >> 28) != 6)
+	if (!snoop_hdr(c, &copy, sizeof(copy)) ||
+	    (rte_be_to_cpu_32(ip->vtc_flow) >> 28) != 6)
 		return;
 	c->end = RTE_MIN(c->off + (uint32_t)sizeof(*ip) +
 			 rte_be_to_cpu_16(ip->payload_len), c->m->pkt_len);
