@@ -16,6 +16,7 @@ import subprocess
 NR = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
 FREE = "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages"
 LOCK = "/run/lock/ipoibcm-hugepages.lock"
+BASE_VA = 0x700000000000
 
 
 def _read(path):
@@ -47,8 +48,21 @@ class Hugepages:
               (self.n, self.mnt, _read(FREE)), flush=True)
 
     def eal(self):
-        """EAL options of a primary using them."""
-        return ["--huge-dir", self.mnt, "-m", "512", "--no-pci"]
+        """EAL options of a primary using them.
+
+        The secondaries map the primary's memory at the primary's
+        addresses. Left to itself, EAL hints 4 GiB, which ASan's shadow
+        occupies, and takes whatever mmap gives: somewhere among the
+        shared libraries, where a secondary's own libraries (loaded at
+        other random addresses) are found in the way one run in a few
+        ("Cannot reserve ... please use '--base-virtaddr'", or a crash).
+        BASE_VA is clear of the libraries (top of the address space
+        down by mmap's at most 1 TiB of randomisation), of PIE
+        programs and their heap (0x55..-0x56..), and of ASan's
+        allocator (0x6000_0000_0000 + 4 TiB).
+        """
+        return ["--huge-dir", self.mnt, "-m", "512", "--no-pci",
+                "--base-virtaddr=%#x" % BASE_VA]
 
     def release(self):
         """Unmount (every process using them has ended) and give back."""
