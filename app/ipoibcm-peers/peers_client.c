@@ -476,10 +476,14 @@ cl_queue(struct cl *C, uint32_t idx, uint32_t count, uint32_t want)
 	return 0;
 }
 
-/* Until reqs REQs came (0: no limit), for seconds at most. */
+/*
+ * Until reqs REQs came (0: no limit), for seconds at most; then until
+ * min(expect, pings) replies came (a hang guard: a host that drops them
+ * is told so by expect, and its own counters say what it sent).
+ */
 static int
 cl_backoff(struct cl *C, uint32_t idx, double seconds, int reason,
-	   int reqs)
+	   int reqs, uint32_t expect)
 {
 	uint64_t end;
 	uint32_t sent;
@@ -496,7 +500,9 @@ cl_backoff(struct cl *C, uint32_t idx, double seconds, int reason,
 			     cl_got_reqs);
 	/* the replies still on their way are counted too (a hang guard) */
 	end = ipoib_now_ns() + (uint64_t)(C->timeout * 1e9);
-	while (cl_replies(C, idx) < sent && ipoib_now_ns() < end)
+	if (expect > sent)
+		expect = sent;
+	while (cl_replies(C, idx) < expect && ipoib_now_ns() < end)
 		cl_poll(C);
 	printf("backoff: pings %u replies ud %u rc %u\nreqs:", sent,
 	       C->h[idx].ud_replies, C->h[idx].rc_replies);
@@ -622,7 +628,7 @@ cl_usage(void)
 	      "     | rc --host I [--accept A] [--reason R] [--rc-reply] "
 	      "[--big] [--mtu M] [--reconnect]\n"
 	      "     | backoff --host I --seconds S [--reqs N]\n"
-	      "               [--reason R (0: ignore)]\n"
+	      "               [--reason R (0: ignore)] [--count REPLIES]\n"
 	      "     | idle --host I --seconds S\n"
 	      "     | hold --host I --seconds S\n"
 	      "     | queue --host I --count K [--reqs WANT]\n", stderr);
@@ -652,6 +658,7 @@ main(int argc, char **argv)
 	static struct cl C;
 	struct in_addr in;
 	uint32_t count = 0, window = 4, host = 0, mtu = 0;
+	uint32_t expect = UINT32_MAX;
 	int opt, nports = 1, flags = -1, accept = -1, reason = -1, reqs = 0;
 	int ret;
 	bool full = true, want_rc = false, big = false, reconnect = false;
@@ -713,6 +720,7 @@ main(int argc, char **argv)
 			break;
 		case 'k':
 			count = (uint32_t)strtoul(optarg, NULL, 0);
+			expect = count;
 			break;
 		case 'w':
 			window = (uint32_t)strtoul(optarg, NULL, 0);
@@ -804,7 +812,7 @@ main(int argc, char **argv)
 			    reconnect);
 	else if (strcmp(cmd, "backoff") == 0)
 		ret = cl_backoff(&C, host, seconds, reason < 0 ? 28 : reason,
-				 reqs);
+				 reqs, expect);
 	else if (strcmp(cmd, "idle") == 0)
 		ret = cl_idle(&C, host, seconds);
 	else if (strcmp(cmd, "hold") == 0)
