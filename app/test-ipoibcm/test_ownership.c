@@ -7,12 +7,18 @@
  * received (new traffic through new pools must not land in them), and
  * every pool kept for them is freed once they are back. Run under ASan
  * (devtools/test.sh does) a use after free is reported as well.
+ *
+ * Forwarding: the memory of every received mbuf is known to EAL, with the
+ * mbuf's IOVA, as long as the pool lives, and forgotten once it is freed,
+ * so that another port of the process can send (DMA) from it.
  */
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_ethdev.h>
+#include <rte_memory.h>
 #include <rte_mempool.h>
 
 #include "test.h"
@@ -26,6 +32,7 @@ struct own_held {
 	struct rte_mbuf *m[OWN_HELD * 2];
 	struct rte_mbuf *copy[OWN_HELD * 2];
 	char pool[OWN_HELD * 2][RTE_MEMPOOL_NAMESIZE];
+	void *buf[OWN_HELD * 2];		/* buf_addr of the first segment */
 	unsigned int n;
 };
 
@@ -55,6 +62,7 @@ own_hold(struct test_net *net, struct own_held *h, unsigned int n,
 		TEST_ASSERT(h->copy[i] != NULL, "");
 		snprintf(h->pool[i], sizeof(h->pool[i]), "%s",
 			 h->m[i]->pool->name);
+		h->buf[i] = h->m[i]->buf_addr;
 	}
 	h->n += n;
 	return 0;
@@ -140,25 +148,33 @@ own_open(struct test_net *net, const char *name, const char *args,
 	return 0;
 }
 
+/* B tears its connection with A down; its pool waits for what B holds. */
+static int
+own_teardown(struct test_net *net)
+{
+	double deadline = test_now_ms() + TEST_HANG_MS;
+
+	TEST_ASSERT(rte_pmd_ipoibcm_peer_disconnect(net->port[1], &net->mac[0])
+		    > 0, "B closes its connections with A");
+	while (test_xstat(net->port[1], "mem_app_held_pools") == 0) {
+		TEST_ASSERT(test_now_ms() < deadline,
+			    "the torn-down connection's pool waits");
+		test_net_poll(net);
+	}
+	return 0;
+}
+
 /* Non-SRQ: the connection goes, and its pool with the frames B holds. */
 static int
 test_own_conn_teardown(void)
 {
 	struct test_net net;
 	struct own_held h;
-	double deadline;
 
 	TEST_RUN(own_open(&net, "t_own_td", "srq=off", &h));
 	TEST_ASSERT(strncmp(h.pool[OWN_HELD], "ipb_c", 5) == 0,
 		    "RC frames in a connection's pool (%s)", h.pool[OWN_HELD]);
-	TEST_ASSERT(rte_pmd_ipoibcm_peer_disconnect(net.port[1], &net.mac[0])
-		    > 0, "B closes its connections with A");
-	deadline = test_now_ms() + TEST_HANG_MS;
-	while (test_xstat(net.port[1], "mem_app_held_pools") == 0) {
-		TEST_ASSERT(test_now_ms() < deadline,
-			    "the torn-down connection's pool waits");
-		test_net_poll(&net);
-	}
+	TEST_RUN(own_teardown(&net));
 	TEST_ASSERT(test_xstat(net.port[1], "mem_app_held_bytes") > 0, "");
 	TEST_RUN(own_give_back(&net, &h));
 	TEST_RUN(own_pools_gone(&net, &h, OWN_HELD, 2 * OWN_HELD));
@@ -238,3 +254,112 @@ test_own_close(void)
 }
 REGISTER_TEST(own_close, test_own_close,
 	      "received mbufs held across the close of the port");
+
+/* ---- forwarding: the pools' memory known to EAL ------------------------ */
+
+/* EAL knows the bytes at va (external memory) with IOVA iova. */
+static int
+own_eal_iova(const void *va, rte_iova_t iova, const char *pool)
+{
+	const struct rte_memseg_list *msl = rte_mem_virt2memseg_list(va);
+	const struct rte_memseg *ms;
+
+	TEST_ASSERT(msl != NULL && msl->external,
+		    "EAL knows %p, in a buffer of pool %s", va, pool);
+	ms = rte_mem_virt2memseg(va, msl);
+	TEST_ASSERT(ms != NULL, "a memseg holds %p", va);
+	TEST_ASSERT_EQ(ms->iova + RTE_PTR_DIFF(va, ms->addr), iova,
+		       "EAL's IOVA of %p (pool %s) is the mbuf's", va, pool);
+	TEST_ASSERT_EQ(rte_mem_virt2iova(va), iova,
+		       "rte_mem_virt2iova(%p) (pool %s) is the mbuf's", va,
+		       pool);
+	return 0;
+}
+
+/* Every segment of the held frames from..to: first and last byte known. */
+static int
+own_known(const struct own_held *h, unsigned int from, unsigned int to)
+{
+	const struct rte_mbuf *s;
+	unsigned int i;
+
+	for (i = from; i < to; i++)
+		for (s = h->m[i]; s != NULL; s = s->next) {
+			TEST_RUN(own_eal_iova(s->buf_addr, s->buf_iova,
+					      s->pool->name));
+			TEST_RUN(own_eal_iova(RTE_PTR_ADD(s->buf_addr,
+							  s->buf_len - 1),
+					      s->buf_iova + s->buf_len - 1,
+					      s->pool->name));
+		}
+	return 0;
+}
+
+/* The pools of the held frames from..to are freed: EAL forgot them. */
+static int
+own_forgotten(const struct own_held *h, unsigned int from, unsigned int to)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	unsigned int i;
+
+	for (i = from; i < to; i++) {
+		void *page = RTE_PTR_ALIGN_FLOOR(h->buf[i], pg);
+
+		TEST_ASSERT(rte_mem_virt2memseg_list(h->buf[i]) == NULL,
+			    "EAL forgot %p once pool %s was freed", h->buf[i],
+			    h->pool[i]);
+		TEST_ASSERT_EQ(rte_extmem_register(page, pg, NULL, 0, pg), 0,
+			       "the page at %p registers again", page);
+		TEST_ASSERT_EQ(rte_extmem_unregister(page, pg), 0, "");
+	}
+	return 0;
+}
+
+/* SRQ: the UD pool's and the SRQ pool's mbufs, until the port closes. */
+static int
+test_own_eal_srq(void)
+{
+	struct test_net net;
+	struct own_held h;
+
+	TEST_RUN(own_open(&net, "t_own_es", "srq=on", &h));
+	TEST_ASSERT(strncmp(h.pool[0], "ipb_ud", 6) == 0 &&
+		    strncmp(h.pool[OWN_HELD], "ipb_srq", 7) == 0,
+		    "frames in the UD pool (%s) and the SRQ's (%s)", h.pool[0],
+		    h.pool[OWN_HELD]);
+	TEST_RUN(own_known(&h, 0, 2 * OWN_HELD));
+	TEST_RUN(own_release(&h));
+	test_net_close(&net);
+	TEST_RUN(own_forgotten(&h, 0, 2 * OWN_HELD));
+	return 0;
+}
+REGISTER_TEST(own_eal_srq, test_own_eal_srq,
+	      "received mbufs of the UD and SRQ pools known to EAL, "
+	      "forgotten at close");
+
+/*
+ * Non-SRQ: a connection's pool stays known while the application holds
+ * its mbufs after the teardown, and is forgotten when the reaper frees it.
+ */
+static int
+test_own_eal_conn(void)
+{
+	struct test_net net;
+	struct own_held h;
+
+	TEST_RUN(own_open(&net, "t_own_ec", "srq=off", &h));
+	TEST_ASSERT(strncmp(h.pool[OWN_HELD], "ipb_c", 5) == 0,
+		    "RC frames in a connection's pool (%s)", h.pool[OWN_HELD]);
+	TEST_RUN(own_known(&h, 0, 2 * OWN_HELD));
+	TEST_RUN(own_teardown(&net));
+	TEST_RUN(own_known(&h, OWN_HELD, 2 * OWN_HELD));
+	TEST_RUN(own_release(&h));
+	TEST_RUN(own_pools_gone(&net, &h, OWN_HELD, 2 * OWN_HELD));
+	TEST_RUN(own_forgotten(&h, OWN_HELD, 2 * OWN_HELD));
+	test_net_close(&net);
+	TEST_RUN(own_forgotten(&h, 0, OWN_HELD));
+	return 0;
+}
+REGISTER_TEST(own_eal_conn, test_own_eal_conn,
+	      "a connection's received mbufs known to EAL while held, "
+	      "forgotten when the reaper frees their pool");

@@ -45,6 +45,8 @@
 struct ipoib_pool {
 	struct rte_mempool *mp;
 	struct ipoib_hca_mem mem;
+	void *eal_addr;			/* registered with EAL (pages of mem) */
+	size_t eal_len;			/* 0: EAL refused it */
 	uint16_t seg_len;		/* bytes each mbuf receives */
 };
 
@@ -268,6 +270,7 @@ struct ipoib_ctrl_stats {
 	uint64_t drain_timeouts;	/* slow to drain: rx queue not polled */
 	uint64_t peers_forgotten;	/* idle, unconnected: table entry freed */
 	uint64_t pool_reuses;		/* non-SRQ: spare pools taken */
+	uint64_t pools_unknown_to_eal;	/* EAL refused a pool's memory */
 	uint64_t mc_joins;		/* groups attached */
 	uint64_t mc_joins_refused;	/* full, or the transport refused */
 	uint64_t mc_leaves;		/* groups nobody wanted, detached */

@@ -2,8 +2,9 @@
  * Copyright(c) 2026 The net_ipoibcm authors
  *
  * Receive-buffer pools: mempools built on memory the transport allocated
- * (the HCA writes there). Created for the UD QP, an SRQ or a non-SRQ
- * connection; kept idle for the next connection; reused. A pool is never
+ * (the HCA writes there), registered with EAL so that their mbufs can be
+ * sent on any port (ipoib_extmem.c). Created for the UD QP, an SRQ or a
+ * non-SRQ connection; kept idle for the next connection; reused. A pool is never
  * freed while the application holds some of its mbufs: it goes to the
  * reaper (ipoib_reaper.c), which frees it when they have come back.
  */
@@ -17,11 +18,58 @@
 
 #include "ipoib_cm.h"
 #include "ipoib_conn.h"
+#include "ipoib_extmem.h"
 #include "ipoib_log.h"
 #include "ipoib_pool.h"
 #include "ipoib_reaper.h"
 
 /* ---- pools --------------------------------------------------------------- */
+
+/* The bytes of one object of a pool of data_room-byte mbufs. */
+static size_t
+ipoib_pool_obj_size(uint32_t data_room)
+{
+	struct rte_mempool_objsz osz;
+
+	return rte_mempool_calc_obj_size(sizeof(struct rte_mbuf) + data_room,
+					 RTE_MEMPOOL_F_NO_IOVA_CONTIG, &osz);
+}
+
+/*
+ * Known to EAL (ipoib_extmem.h): the pages from addr that hold the
+ * objects, with their IOVAs; the mempool populated to match. A pool
+ * EAL refuses (it has no memseg list left) still receives, with
+ * IOVA = VA, and is counted.
+ */
+static int
+ipoib_pool_populate(struct ipoib_priv *priv, struct ipoib_pool *pool,
+		    void *addr, uint32_t n)
+{
+	size_t obj_sz = ipoib_pool_obj_size(
+		rte_pktmbuf_data_room_size(pool->mp));
+	size_t span = ipoib_extmem_span(n, obj_sz);
+	bool per_page = false;
+	int ret;
+
+	ret = ipoib_extmem_register(addr, span, obj_sz, &per_page);
+	if (ret == 0) {
+		pool->eal_addr = addr;
+		pool->eal_len = span;
+	} else {
+		priv->cstats.pools_unknown_to_eal++;
+		IPOIB_LOG_RATELIMIT(WARNING, "pool %s: EAL refused its memory "
+				    "(%s): its mbufs cannot be sent on a port "
+				    "that DMAs", pool->mp->name,
+				    strerror(-ret));
+	}
+	if (per_page)	/* IOVA as PA: per run of contiguous pages */
+		return rte_mempool_populate_virt(pool->mp, addr, span,
+						 ipoib_extmem_page_size(),
+						 NULL, NULL);
+	return rte_mempool_populate_iova(pool->mp, addr,
+					 (rte_iova_t)(uintptr_t)addr,
+					 (size_t)n * obj_sz, NULL, NULL);
+}
 
 int
 ipoib_pool_create(struct ipoib_priv *priv, struct ipoib_pool *pool,
@@ -33,10 +81,7 @@ ipoib_pool_create(struct ipoib_priv *priv, struct ipoib_pool *pool,
 		.mbuf_data_room_size = (uint16_t)data_room,
 	};
 	char name[RTE_MEMPOOL_NAMESIZE];
-	struct rte_mempool_objsz osz;
 	struct rte_mempool *mp;
-	size_t sz;
-	void *addr;
 	int ret;
 
 	if (data_room > UINT16_MAX || data_room <= RTE_PKTMBUF_HEADROOM)
@@ -55,30 +100,26 @@ ipoib_pool_create(struct ipoib_priv *priv, struct ipoib_pool *pool,
 	if (ret < 0)
 		goto fail_mp;
 	rte_pktmbuf_pool_init(mp, &pp);
-	/* one virtually contiguous chunk: objects back to back */
-	sz = (size_t)n * rte_mempool_calc_obj_size(mp->elt_size, mp->flags,
-						   &osz);
 	ret = priv->ops->mem_alloc(priv->hca, ipoib_pool_bytes(n, data_room),
 				   &pool->mem);
 	if (ret < 0)
 		goto fail_mp;
-	addr = RTE_PTR_ALIGN_CEIL(pool->mem.addr, RTE_MEMPOOL_ALIGN);
-	ret = rte_mempool_populate_iova(mp, addr, (rte_iova_t)(uintptr_t)addr,
-					sz, NULL, NULL);
+	pool->mp = mp;
+	pool->eal_len = 0;
+	ret = ipoib_pool_populate(priv, pool,
+				  RTE_PTR_ALIGN_CEIL(pool->mem.addr,
+						     ipoib_extmem_page_size()),
+				  n);
 	if (ret < (int)n) {
 		ret = ret < 0 ? ret : -ENOMEM;
-		goto fail_mem;
+		ipoib_reaper_release(priv->ops, priv->hca, pool);
+		return ret;
 	}
 	rte_mempool_obj_iter(mp, rte_pktmbuf_init, NULL);
-	pool->mp = mp;
 	pool->seg_len = (uint16_t)(data_room - RTE_PKTMBUF_HEADROOM);
 	IPOIB_LOG(DEBUG, "%s: pool %s: %u mbufs of %u bytes, %zu bytes", port,
 		  name, n, data_room, pool->mem.len);
 	return 0;
-fail_mem:
-	rte_mempool_free(mp);
-	priv->ops->mem_free(priv->hca, &pool->mem);
-	return ret;
 fail_mp:
 	rte_mempool_free(mp);
 	return ret;
@@ -99,20 +140,19 @@ ipoib_pool_free(struct ipoib_priv *priv, struct ipoib_pool *pool)
 		ipoib_reaper_adopt(priv->ops, priv->hca, pool);
 		return;
 	}
-	rte_mempool_free(pool->mp);
-	priv->ops->mem_free(priv->hca, &pool->mem);
-	pool->mp = NULL;
+	ipoib_reaper_release(priv->ops, priv->hca, pool);
 }
 
-/* The HCA memory a pool of n mbufs of data_room bytes takes. */
+/*
+ * The HCA memory a pool of n mbufs of data_room bytes takes: the pages
+ * that hold them (ipoib_extmem_span()) and one more, as the transport's
+ * memory need not start on a page.
+ */
 uint64_t
 ipoib_pool_bytes(uint32_t n, uint32_t data_room)
 {
-	struct rte_mempool_objsz osz;
-
-	return (uint64_t)n * rte_mempool_calc_obj_size(
-		sizeof(struct rte_mbuf) + data_room,
-		RTE_MEMPOOL_F_NO_IOVA_CONTIG, &osz) + RTE_MEMPOOL_ALIGN;
+	return ipoib_extmem_span(n, ipoib_pool_obj_size(data_room)) +
+		ipoib_extmem_page_size();
 }
 
 /* ---- spare pools -------------------------------------------------------- */

@@ -8,8 +8,9 @@
  * memory the application still references is not the port's to free).
  * Such a pool is adopted here instead of being freed, and freed when its
  * last mbuf is back (rte_mempool_full(), seen twice, IPOIB_REAPER_GRACE_NS
- * apart), checked by the ports' control
- * threads and, once no port is left to do it, by an EAL alarm. Its
+ * apart; its memory is unregistered from EAL first: ipoib_extmem.c),
+ * checked by the ports' control threads and, once no port is left to do
+ * it, by an EAL alarm. Its
  * memory belongs to the transport: a port closed while pools of it wait
  * keeps its HCA open (its QPs are gone) until the last is freed. When the
  * last net_ipoibcm device of the process is removed (rte_eal_cleanup()),
@@ -26,6 +27,7 @@
 #include <rte_tailq.h>
 
 #include "ipoib_cm.h"
+#include "ipoib_extmem.h"
 #include "ipoib_log.h"
 #include "ipoib_reaper.h"
 
@@ -60,11 +62,22 @@ static TAILQ_HEAD(, ipoib_closing) ipoib_closing =
 static pthread_mutex_t ipoib_reaper_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool ipoib_alarm_armed;		/* under the lock */
 
+void
+ipoib_reaper_release(const struct ipoib_hca_ops *ops, struct ipoib_hca *hca,
+		     struct ipoib_pool *pool)
+{
+	rte_mempool_free(pool->mp);
+	pool->mp = NULL;
+	if (pool->eal_len != 0)	/* EAL forgets it before it goes */
+		ipoib_extmem_unregister(pool->eal_addr, pool->eal_len);
+	pool->eal_len = 0;
+	ops->mem_free(hca, &pool->mem);
+}
+
 static void
 ipoib_orphan_free(struct ipoib_orphan *o)
 {
-	rte_mempool_free(o->pool.mp);
-	o->ops->mem_free(o->hca, &o->pool.mem);
+	ipoib_reaper_release(o->ops, o->hca, &o->pool);
 	free(o);
 }
 

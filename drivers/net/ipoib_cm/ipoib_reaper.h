@@ -21,6 +21,9 @@ struct ipoib_pool;
 /* Take a pool with mbufs out: freed (with its HCA memory) once full. */
 void ipoib_reaper_adopt(const struct ipoib_hca_ops *ops, struct ipoib_hca *hca,
 			struct ipoib_pool *pool);
+/* Free a pool now: its mempool, EAL's registration, its HCA memory. */
+void ipoib_reaper_release(const struct ipoib_hca_ops *ops,
+			  struct ipoib_hca *hca, struct ipoib_pool *pool);
 /* Close hca now, or once the last pool of its memory has been freed. */
 void ipoib_reaper_close_hca(const struct ipoib_hca_ops *ops,
 			    struct ipoib_hca *hca);

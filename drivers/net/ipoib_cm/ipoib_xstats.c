@@ -75,6 +75,7 @@ static const struct ipoib_xstat ipoib_ctrl_xstats[] = {
 	CTL("conn_drain_timeouts", drain_timeouts),
 	CTL("peers_forgotten", peers_forgotten),
 	CTL("conn_pool_reuses", pool_reuses),
+	CTL("mem_pools_unknown_to_eal", pools_unknown_to_eal),
 	CTL("mcast_joins", mc_joins),
 	CTL("mcast_joins_refused", mc_joins_refused),
 	CTL("mcast_leaves", mc_leaves),
