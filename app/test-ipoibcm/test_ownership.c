@@ -15,8 +15,10 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_memory.h>
 #include <rte_mempool.h>
@@ -363,3 +365,62 @@ test_own_eal_conn(void)
 REGISTER_TEST(own_eal_conn, test_own_eal_conn,
 	      "a connection's received mbufs known to EAL while held, "
 	      "forgotten when the reaper frees their pool");
+
+/* Every memseg list EAL has left taken by pages of area; how many. */
+static unsigned int
+own_eal_fill(void *area, size_t pg)
+{
+	unsigned int n = 0;
+
+	while (n < RTE_MAX_MEMSEG_LISTS &&
+	       rte_extmem_register(RTE_PTR_ADD(area, n * pg), pg, NULL, 0,
+				   pg) == 0)
+		n++;
+	return n;
+}
+
+/* With EAL's memseg lists all taken: pools EAL refused, traffic flows. */
+static int
+own_eal_refused(void)
+{
+	struct test_net net;
+	struct own_held h;
+	unsigned int i;
+
+	TEST_RUN(own_open(&net, "t_own_ef", "srq=off", &h));
+	TEST_ASSERT(test_xstat(net.port[1], "mem_pools_unknown_to_eal") >= 2,
+		    "B's UD pool and connection pool counted as refused");
+	for (i = 0; i < h.n; i++)
+		TEST_ASSERT(rte_mem_virt2memseg_list(h.buf[i]) == NULL,
+			    "a refused pool's mbuf is not EAL's memory");
+	TEST_RUN(own_release(&h));
+	test_net_close(&net);
+	return 0;
+}
+
+static int
+test_own_eal_full(void)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	unsigned int n, i;
+	void *area;
+	int ret;
+
+	area = mmap(NULL, RTE_MAX_MEMSEG_LISTS * pg, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	TEST_ASSERT(area != MAP_FAILED, "");
+	n = own_eal_fill(area, pg);
+	ret = n < RTE_MAX_MEMSEG_LISTS && rte_errno == ENOSPC ? 0 : -1;
+	if (ret < 0)
+		printf("    EAL took %u pages, then: %s\n", n,
+		       rte_strerror(rte_errno));
+	else
+		ret = own_eal_refused();
+	for (i = 0; i < n; i++)
+		rte_extmem_unregister(RTE_PTR_ADD(area, i * pg), pg);
+	munmap(area, RTE_MAX_MEMSEG_LISTS * pg);
+	return ret;
+}
+REGISTER_TEST(own_eal_full, test_own_eal_full,
+	      "EAL without a memseg list left: pools it refuses still "
+	      "receive, counted");
