@@ -446,11 +446,10 @@ cl_ping_until(struct cl *C, uint32_t idx, uint64_t period_ms, uint64_t end,
 }
 
 /*
- * K pings to host idx at once: we answer the REQ of the host's
- * connection to us only once all were sent (nothing is polled
- * meanwhile), and the host reads them all before that answer (its CQ
- * before its CM). Then what comes back: at least want replies (a hang
- * guard), then nothing more within a quiet window.
+ * K pings to host idx at once; we answer the REQ of the host's
+ * connection to us only once it read them all (an ARP barrier). Then
+ * what comes back: at least want replies (a hang guard), then nothing
+ * more within a quiet window.
  */
 static int
 cl_queue(struct cl *C, uint32_t idx, uint32_t count, uint32_t want)
@@ -464,6 +463,17 @@ cl_queue(struct cl *C, uint32_t idx, uint32_t count, uint32_t want)
 	for (i = 0; i < count; i++)
 		cl_s_ping(C, idx, i + 1);
 	deadline = ipoib_now_ns() + (uint64_t)(C->timeout * 1e9);
+	/*
+	 * The host reads its UD receives in order: once it answered an ARP
+	 * sent after the pings, it read them all, whatever its poll batches,
+	 * and its REQ waits meanwhile (the CM is not polled).
+	 */
+	C->h[idx].arp = false;
+	C->cm_hold = true;
+	cl_s_arp(C, idx, 0);
+	while (!C->h[idx].arp && ipoib_now_ns() < deadline)
+		cl_poll(C);
+	C->cm_hold = false;
 	while (C->h[idx].rc_replies + C->h[idx].ud_replies < want &&
 	       ipoib_now_ns() < deadline)
 		cl_poll(C);

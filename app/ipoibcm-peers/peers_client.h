@@ -107,6 +107,7 @@ struct cl {
 	double req_at[CL_MAX_REQS];
 	int nreqs;
 	int want_reqs;			/* backoff: stop after so many, or 0 */
+	bool cm_hold;			/* cl_poll() leaves CM events queued */
 	uint64_t t0;
 	struct cl_host *h;
 	unsigned int bad;

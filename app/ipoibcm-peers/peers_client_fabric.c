@@ -448,7 +448,7 @@ cl_poll(struct cl *C)
 		cl_post(C->rc_srq, &C->rc_mem, C->rc_stride, CL_WR_RC, 0, nrc,
 			rc);
 	for (p = 0; p < C->nports; p++) {
-		k = shm_cm_poll(C->ports[p].port, ev, 8);
+		k = C->cm_hold ? 0 : shm_cm_poll(C->ports[p].port, ev, 8);
 		for (j = 0; j < k; j++)
 			cl_cm_event(C, p, &ev[j]);
 		k = shm_async_poll(C->ports[p].port, aev, 8);
