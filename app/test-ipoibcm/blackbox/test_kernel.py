@@ -107,20 +107,43 @@ def udp_echo(a, b, addr, port):
         srv.wait()
 
 
+IPERF_TRIES = 3
+
+
 def udp_loss(a, b):
-    """iperf3 at 50 Mbit/s for 2 s: the loss is printed, not judged."""
-    srv = b.ns.popen(["iperf3", "-s", "-1", "-B", b.ipv4, "-p", "5201",
-                      "-J"], stdout=subprocess.PIPE)
-    try:
-        check(wait_listen(b, 5201), "iperf3 listens")
-        p = a.ns.run(["iperf3", "-c", b.ipv4, "-p", "5201", "-u", "-b",
-                      "50M", "-t", "2", "-l", "1200", "-J"], check=False,
-                     timeout=120, quiet=True)
-        srv.communicate(timeout=60)
-    finally:
-        if srv.poll() is None:
-            srv.kill()
-            srv.wait()
+    """iperf3 at 50 Mbit/s for 2 s: the loss is printed, not judged.
+
+    iperf3 sets up its UDP stream with one 4-byte datagram each way and
+    no retry: if either is lost (UDP may be lost on this path; that is
+    what the figure measures) client and server wait for ever
+    (esnet/iperf issue 351, the retry of pull request 1144 unmerged; one
+    ASan run in CI hung so). A run that hangs is ended by its guard and
+    run again, up to IPERF_TRIES times, each said.
+    """
+    for attempt in range(1, IPERF_TRIES + 1):
+        srv = b.ns.popen(["iperf3", "-s", "-1", "-B", b.ipv4, "-p", "5201",
+                          "-J"], stdout=subprocess.PIPE)
+        try:
+            check(wait_listen(b, 5201), "iperf3 listens")
+            try:
+                p = a.ns.run(["iperf3", "-c", b.ipv4, "-p", "5201", "-u",
+                              "-b", "50M", "-t", "2", "-l", "1200", "-J"],
+                             check=False, timeout=60, quiet=True)
+            except subprocess.TimeoutExpired:
+                print("  iperf3 attempt %d of %d hung (its UDP set-up "
+                      "datagram or the reply lost): ended" %
+                      (attempt, IPERF_TRIES), flush=True)
+                p = None
+                continue
+            srv.communicate(timeout=60)
+        finally:
+            if srv.poll() is None:
+                srv.kill()
+                srv.wait()
+        break
+    if not check(p is not None, "iperf3 UDP did not hang %d times" %
+                 IPERF_TRIES):
+        return
     check(p.returncode == 0, "iperf3 UDP ran")
     try:
         s = json.loads(p.stdout)["end"]["sum"]
