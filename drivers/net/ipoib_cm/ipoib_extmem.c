@@ -224,9 +224,12 @@ ipoib_extmem_register(void *addr, size_t len, size_t obj_sz, bool *per_page)
 	}
 	*per_page = r->iova != NULL;
 	pthread_mutex_lock(&ipoib_extmem_lock);
-	for (port = 0; port < RTE_MAX_ETHPORTS; port++)
-		if (ipoib_extmem_port_dev(port) != NULL)
-			ipoib_extmem_map_dev(r, ipoib_extmem_port_dev(port));
+	for (port = 0; port < RTE_MAX_ETHPORTS; port++) {
+		struct rte_device *dev = ipoib_extmem_port_dev(port);
+
+		if (dev != NULL)
+			ipoib_extmem_map_dev(r, dev);
+	}
 	TAILQ_INSERT_TAIL(&ipoib_extmem_regions, r, next);
 	if (!ipoib_extmem_cb_set &&
 	    rte_eth_dev_callback_register(RTE_ETH_ALL, RTE_ETH_EVENT_NEW,
