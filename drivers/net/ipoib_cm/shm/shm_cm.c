@@ -137,7 +137,12 @@ shm_cm_find_remote(struct shm_port *p, uint32_t port, uint32_t remote_id)
 
 /*
  * Put a message in the mailbox of port dst. Lost messages (full mailbox,
- * port gone, fault injection) are what retries are for.
+ * port gone, fault injection) are what retries are for. The directory
+ * lock is held throughout: shm_port_close() marks the port free under it
+ * before its mailbox goes back to the arena, and shm_port_open() may then
+ * reuse the entry, so a message is never written to a freed mailbox or
+ * read from a reused entry. CM messages are few; the data path never
+ * takes this lock.
  */
 static void
 shm_cm_post(struct shm_port *p, uint32_t dst, struct shm_cm_msg *msg)
@@ -148,23 +153,23 @@ shm_cm_post(struct shm_port *p, uint32_t dst, struct shm_cm_msg *msg)
 	struct shm_cm_msg *slot;
 	uint64_t t;
 
-	if (dst >= SHM_MAX_PORTS)
+	if (dst >= SHM_MAX_PORTS || shm_lock(f) < 0)
 		return;
 	dp = &f->hdr->ports[dst];
 	if (shm_load(&dp->state) != SHM_PORT_ACTIVE)
-		return;
+		goto out;
 	if ((shm_load(&dp->fault_cm_drop_mask) & (1u << msg->type)) ||
 	    shm_fault_drop(shm_load(&dp->fault_drop_ppm))) {
 		shm_add(&dp->cnt_fault_drops, 1);
-		return;
+		goto out;
 	}
 	ring = shm_arena_ptr(f, dp->proc, dp->cm_ring_off);
 	if (ring == NULL)
-		return;
+		goto out;
 	t = shm_load(&ring->tail);
 	do {
 		if (t - shm_load(&ring->head) >= SHM_CM_RING)
-			return;	/* full: dropped */
+			goto out;	/* full: dropped */
 	} while (!__atomic_compare_exchange_n(&ring->tail, &t, t + 1, false,
 					      __ATOMIC_ACQ_REL,
 					      __ATOMIC_ACQUIRE));
@@ -179,6 +184,8 @@ shm_cm_post(struct shm_port *p, uint32_t dst, struct shm_cm_msg *msg)
 	       sizeof(*msg) - sizeof(msg->seq));
 	shm_store(&slot->seq, t + 1);	/* pairs with shm_cm_poll() */
 	shm_bell_ring(&ring->bell);
+out:
+	shm_unlock(f);
 }
 
 /* Send the id's message and (for those that expect an answer) time it. */
