@@ -12,8 +12,8 @@
  * at run time. Per burst: ICMP errors the transmit side made, the UD CQ
  * (queue 0), then the queue's RC CQ. Replacement buffers are taken in one
  * call before any packet is delivered, all reposts of a receive queue go
- * in one call, and per-peer counters are added once per run of packets
- * from the same peer.
+ * in one call, the queue's counters are stored once per burst and
+ * per-peer counters added once per run of packets from the same peer.
  */
 
 #include <rte_branch_prediction.h>
@@ -55,11 +55,21 @@ ipoib_rx_fresh_return(struct ipoib_rx_fresh *f)
 	f->n = f->next = 0;
 }
 
-/* Per-peer counters of a run of packets from the same peer. */
+/*
+ * What a burst delivered: the queue's counters, summed here and stored
+ * once at the end of the burst (ipoib_rx_acct_store()), and the per-peer
+ * counters of the current run of packets from the same peer, added once
+ * per run. A burst delivers at most 2 x IPOIB_BURST packets of at most
+ * 64 KiB: the byte sums fit in 32 bits.
+ */
 struct ipoib_rx_acct {
 	struct ipoib_peer *peer;
 	uint32_t pkts;
 	uint32_t bytes;
+	uint32_t rc_pkts;
+	uint32_t rc_bytes;
+	uint32_t ud_pkts;
+	uint32_t ud_bytes;
 };
 
 static __rte_always_inline void
@@ -83,6 +93,24 @@ ipoib_rx_acct_add(struct ipoib_rx_acct *a, struct ipoib_peer *peer,
 	}
 	a->pkts++;
 	a->bytes += len;
+}
+
+/* The queue's counters of a burst: packets and bytes are RC + UD. */
+static __rte_always_inline void
+ipoib_rx_acct_store(struct ipoib_rxq *rxq, const struct ipoib_rx_acct *a)
+{
+	if (a->rc_pkts + a->ud_pkts == 0)
+		return;
+	IPOIB_STAT_ADD(rxq->stats.packets, a->rc_pkts + a->ud_pkts);
+	IPOIB_STAT_ADD(rxq->stats.bytes, a->rc_bytes + a->ud_bytes);
+	if (a->rc_pkts != 0) {
+		IPOIB_STAT_ADD(rxq->stats.rc_packets, a->rc_pkts);
+		IPOIB_STAT_ADD(rxq->stats.rc_bytes, a->rc_bytes);
+	}
+	if (a->ud_pkts != 0) {
+		IPOIB_STAT_ADD(rxq->stats.ud_packets, a->ud_pkts);
+		IPOIB_STAT_ADD(rxq->stats.ud_bytes, a->ud_bytes);
+	}
 }
 
 /*
@@ -209,7 +237,10 @@ ipoib_rx_fast_decap(struct rte_mbuf *m, const struct rte_ether_addr *dst,
 	return true;
 }
 
-/* Ethernet emulation and accounting of one received IPoIB frame. */
+/*
+ * Ethernet emulation of one received IPoIB frame, and its peer's
+ * accounting; the caller counts it for the queue.
+ */
 static __rte_always_inline bool
 ipoib_rx_deliver(struct ipoib_rxq *rxq, struct rte_mbuf *m,
 		 const struct ipoib_hwaddr *src, struct ipoib_peer *peer,
@@ -235,8 +266,6 @@ ipoib_rx_deliver(struct ipoib_rxq *rxq, struct rte_mbuf *m,
 done:
 	if (likely(peer != NULL))
 		ipoib_rx_acct_add(acct, peer, m->pkt_len);
-	IPOIB_STAT_INC(rxq->stats.packets);
-	IPOIB_STAT_ADD(rxq->stats.bytes, m->pkt_len);
 	return true;
 }
 
@@ -348,8 +377,8 @@ ipoib_rx_ud(struct ipoib_rxq *rxq, struct rte_mbuf **pkts, uint16_t n,
 		if (unlikely(m == NULL))
 			goto repost;
 		if (ipoib_rx_deliver(rxq, m, &src, peer, mcast, acct)) {
-			IPOIB_STAT_INC(rxq->stats.ud_packets);
-			IPOIB_STAT_ADD(rxq->stats.ud_bytes, m->pkt_len);
+			acct->ud_pkts++;
+			acct->ud_bytes += m->pkt_len;
 			if (unlikely(mcast))
 				IPOIB_STAT_INC(rxq->stats.mc_rx[kind]);
 			pkts[nb++] = m;
@@ -407,7 +436,7 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 	struct ipoib_recv_wr wr[IPOIB_BURST];
 	struct ipoib_conn *wr_conn[IPOIB_BURST];
 	struct ipoib_wc wc[IPOIB_BURST];
-	struct ipoib_rx_acct acct = { NULL, 0, 0 };
+	struct ipoib_rx_acct acct = { .peer = NULL };
 	struct ipoib_rx_fresh fresh = { .n = 0, .next = 0 };
 	uint16_t nb = 0, nwr = 0, k, i;
 
@@ -487,8 +516,8 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 		}
 		if (ipoib_rx_deliver(rxq, m, &conn->peer->hw, conn->peer,
 				     false, &acct)) {
-			IPOIB_STAT_INC(rxq->stats.rc_packets);
-			IPOIB_STAT_ADD(rxq->stats.rc_bytes, m->pkt_len);
+			acct.rc_pkts++;
+			acct.rc_bytes += m->pkt_len;
 			pkts[nb++] = m;
 		}
 	}
@@ -496,6 +525,7 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 		ipoib_rx_fresh_return(&fresh);
 	ipoib_rx_repost(rxq, wr, wr_conn, nwr, srq);
 	ipoib_rx_acct_flush(&acct);
+	ipoib_rx_acct_store(rxq, &acct);
 	return nb;
 }
 
