@@ -60,9 +60,12 @@ ipoib_rx_fresh_return(struct ipoib_rx_fresh *f)
  * once at the end of the burst (ipoib_rx_acct_store()), and the per-peer
  * counters of the current run of packets from the same peer, added once
  * per run. A burst delivers at most 2 x IPOIB_BURST packets of at most
- * 64 KiB: the byte sums fit in 32 bits.
+ * 64 KiB: the byte sums fit in 32 bits. With them, the packet types the
+ * burst reports: rte_eth_dev_set_ptypes() may change them at any time,
+ * a burst reads them once.
  */
 struct ipoib_rx_acct {
+	uint32_t ptype_mask;	/* read once per burst */
 	struct ipoib_peer *peer;
 	uint32_t pkts;
 	uint32_t bytes;
@@ -247,9 +250,7 @@ ipoib_rx_deliver(struct ipoib_rxq *rxq, struct rte_mbuf *m,
 		 bool mcast, struct ipoib_rx_acct *acct)
 {
 	struct ipoib_priv *priv = rxq->priv;
-	/* rte_eth_dev_set_ptypes() may change it at any time */
-	uint32_t ptype_mask = __atomic_load_n(&priv->ptype_mask,
-					      __ATOMIC_RELAXED);
+	uint32_t ptype_mask = acct->ptype_mask;
 	struct ipoib_learn learn;
 
 	if (likely(peer != NULL && !mcast &&
@@ -388,7 +389,7 @@ repost:
 	}
 	ipoib_rx_fresh_return(&fresh);
 	if (nwr > 0)
-		priv->ops->post_recv(priv->ud_qp, wr, nwr);
+		rxq->post_recv(rxq->ud_qp, wr, nwr);
 	return nb;
 }
 
@@ -397,18 +398,17 @@ static __rte_always_inline void
 ipoib_rx_repost(struct ipoib_rxq *rxq, struct ipoib_recv_wr *wr,
 		struct ipoib_conn **conn, uint16_t nwr, const bool srq)
 {
-	const struct ipoib_hca_ops *ops = rxq->priv->ops;
 	uint16_t i, start = 0;
 
 	if (srq) {
 		if (nwr > 0)
-			ops->post_srq_recv(rxq->srq, wr, nwr);
+			rxq->post_srq_recv(rxq->srq, wr, nwr);
 		return;
 	}
 	for (i = 1; i <= nwr; i++) {
 		if (i < nwr && conn[i] == conn[start])
 			continue;
-		ops->post_recv(conn[start]->qp, &wr[start], i - start);
+		rxq->post_recv(conn[start]->qp, &wr[start], i - start);
 		start = i;
 	}
 }
@@ -436,7 +436,10 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 	struct ipoib_recv_wr wr[IPOIB_BURST];
 	struct ipoib_conn *wr_conn[IPOIB_BURST];
 	struct ipoib_wc wc[IPOIB_BURST];
-	struct ipoib_rx_acct acct = { .peer = NULL };
+	struct ipoib_rx_acct acct = {
+		.ptype_mask = __atomic_load_n(&rxq->priv->ptype_mask,
+					      __ATOMIC_RELAXED),
+	};
 	struct ipoib_rx_fresh fresh = { .n = 0, .next = 0 };
 	uint16_t nb = 0, nwr = 0, k, i;
 
@@ -538,7 +541,7 @@ static __rte_always_inline uint16_t
 ipoib_rx_burst_tmpl(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 		    uint16_t n, const bool srq)
 {
-	struct rte_rcu_qsbr *qsbr = rxq->priv->pt.qsbr;
+	struct rte_rcu_qsbr *qsbr = rxq->qsbr;
 	uint16_t nb;
 
 	/* rte_eth_dev_rx_queue_stop(): what arrives waits */
