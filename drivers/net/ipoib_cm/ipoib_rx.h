@@ -116,6 +116,13 @@ ipoib_rx_acct_store(struct ipoib_rxq *rxq, const struct ipoib_rx_acct *a)
 	}
 }
 
+/* mbufs that len received bytes fill in ring's slots */
+static __rte_always_inline uint16_t
+ipoib_rx_nseg(const struct ipoib_rx_ring *ring, uint32_t len)
+{
+	return (uint16_t)((len + ring->seg_len - 1) / ring->seg_len);
+}
+
 /*
  * Turn a completed slot into an mbuf chain of len bytes, skip bytes in,
  * after putting fresh mbufs in the slot (from f, else from the ring's
@@ -128,7 +135,7 @@ ipoib_rx_chain(struct ipoib_rxq *rxq, struct ipoib_rx_ring *ring,
 	       struct ipoib_rx_fresh *f)
 {
 	struct rte_mbuf **b = &ring->bufs[(size_t)slot * ring->segs];
-	uint16_t nseg = (uint16_t)((len + ring->seg_len - 1) / ring->seg_len);
+	uint16_t nseg = ipoib_rx_nseg(ring, len);
 	struct rte_mbuf *fresh[IPOIB_MAX_SGE], **fr;
 	struct rte_mbuf *head = b[0], *prev = NULL;
 	uint32_t left = len;
@@ -304,14 +311,14 @@ ipoib_rx_need(const struct ipoib_rx_ring *ring, const struct ipoib_wc *wc,
 	uint16_t i, need = 0;
 
 	for (i = 0; i < k; i++)
-		need += (uint16_t)((wc[i].byte_len + ring->seg_len - 1) /
-				   ring->seg_len);
+		need += ipoib_rx_nseg(ring, wc[i].byte_len);
 	return need;
 }
 
 /*
- * Non-SRQ: mbufs the run of completions of connection ci starting at
- * wc[i] needs (its buffers come from the connection's pool).
+ * Non-SRQ: mbufs the run of completions from wc[i] on needs, the run of
+ * those whose wr_id names the kind and connection wr_id names (its
+ * buffers come from that connection's pool).
  */
 static __rte_always_inline uint16_t
 ipoib_rx_run_need(const struct ipoib_rx_ring *ring, const struct ipoib_wc *wc,
@@ -321,8 +328,7 @@ ipoib_rx_run_need(const struct ipoib_rx_ring *ring, const struct ipoib_wc *wc,
 
 	for (; i < k && ipoib_wr_kind(wc[i].wr_id) == ipoib_wr_kind(wr_id) &&
 	     ipoib_wr_conn(wc[i].wr_id) == ipoib_wr_conn(wr_id); i++)
-		need += (uint16_t)((wc[i].byte_len + ring->seg_len - 1) /
-				   ring->seg_len);
+		need += ipoib_rx_nseg(ring, wc[i].byte_len);
 	return need;
 }
 
