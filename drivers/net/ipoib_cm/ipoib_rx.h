@@ -143,7 +143,7 @@ ipoib_rx_chain(struct ipoib_rxq *rxq, struct ipoib_rx_ring *ring,
 
 	if (unlikely(nseg == 0 || nseg > ring->segs || len <= skip))
 		return NULL;
-	if (likely(f->n - f->next >= nseg)) {
+	if (likely(f != NULL && f->n - f->next >= nseg)) {
 		fr = &f->m[f->next];
 		f->next += nseg;
 	} else if (rte_pktmbuf_alloc_bulk(ring->pool->mp, fresh, nseg) == 0) {
@@ -316,23 +316,6 @@ ipoib_rx_need(const struct ipoib_rx_ring *ring, const struct ipoib_wc *wc,
 }
 
 /*
- * Non-SRQ: mbufs the run of completions from wc[i] on needs, the run of
- * those whose wr_id names the kind and connection wr_id names (its
- * buffers come from that connection's pool).
- */
-static __rte_always_inline uint16_t
-ipoib_rx_run_need(const struct ipoib_rx_ring *ring, const struct ipoib_wc *wc,
-		  uint16_t i, uint16_t k, uint64_t wr_id)
-{
-	uint16_t need = 0;
-
-	for (; i < k && ipoib_wr_kind(wc[i].wr_id) == ipoib_wr_kind(wr_id) &&
-	     ipoib_wr_conn(wc[i].wr_id) == ipoib_wr_conn(wr_id); i++)
-		need += ipoib_rx_nseg(ring, wc[i].byte_len);
-	return need;
-}
-
-/*
  * A completion whose wr_id names no slot of the ring it came to: counted
  * and skipped, nothing indexed with it; the drain id is expected.
  */
@@ -464,7 +447,6 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 					      __ATOMIC_RELAXED),
 	};
 	struct ipoib_rx_fresh fresh = { .n = 0, .next = 0 };
-	const struct ipoib_rx_ring *fresh_ring = NULL;	/* non-SRQ */
 	uint16_t nb = 0, nwr = 0, k, i;
 
 	if (rxq->loopback != NULL)
@@ -474,10 +456,7 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 		nb += ipoib_rx_ud(rxq, pkts + nb, n - nb, &acct);
 	k = rxq->poll_cq(rxq->cq, wc,
 			 RTE_MIN((uint16_t)(n - nb), (uint16_t)IPOIB_BURST));
-	/*
-	 * SRQ buffers come from one pool: take the burst's at once; else
-	 * per run of completions of one connection, from its pool.
-	 */
+	/* SRQ buffers come from one pool: take the burst's at once */
 	if (srq && k > 0)
 		ipoib_rx_fresh_take(&fresh, rxq->pool.mp,
 				    ipoib_rx_need(&rxq->srq_ring, wc, k));
@@ -515,13 +494,6 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 				continue;
 			}
 			ring = &owner->ring;
-			if (unlikely(ring != fresh_ring)) {
-				ipoib_rx_fresh_return(&fresh);
-				ipoib_rx_fresh_take(&fresh, ring->pool->mp,
-					ipoib_rx_run_need(ring, wc, i, k,
-							  wc[i].wr_id));
-				fresh_ring = ring;
-			}
 		}
 		if (unlikely(slot >= ring->nb_slots)) {
 			IPOIB_STAT_INC(rxq->stats.bad_wr_id);
@@ -541,7 +513,7 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 		m = NULL;
 		if (likely(wc[i].status == IPOIB_WC_SUCCESS))
 			m = ipoib_rx_chain(rxq, ring, slot, wc[i].byte_len, 0,
-					   &fresh);
+					   srq ? &fresh : NULL);
 		wr_conn[nwr] = owner;
 		ipoib_rx_ring_fill_wr(ring, slot, wc[i].wr_id, &wr[nwr++]);
 		if (unlikely(m == NULL))
@@ -558,7 +530,8 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 			pkts[nb++] = m;
 		}
 	}
-	ipoib_rx_fresh_return(&fresh);
+	if (srq)
+		ipoib_rx_fresh_return(&fresh);
 	ipoib_rx_repost(rxq, wr, wr_conn, nwr, srq);
 	ipoib_rx_acct_flush(&acct);
 	ipoib_rx_acct_store(rxq, &acct);
