@@ -134,10 +134,17 @@ struct ipoib_priv;
 struct ipoib_rxq {
 	/* hot: what the bursts touch */
 	struct ipoib_priv *priv;
+	/* copied from priv at start: the bursts do not chase them there */
 	uint16_t (*poll_cq)(struct ipoib_hca_cq *cq, struct ipoib_wc *wc,
 			    uint16_t n);
+	uint16_t (*post_recv)(struct ipoib_hca_qp *qp,
+			      const struct ipoib_recv_wr *wr, uint16_t n);
+	uint16_t (*post_srq_recv)(struct ipoib_hca_srq *srq,
+				  const struct ipoib_recv_wr *wr, uint16_t n);
+	struct rte_rcu_qsbr *qsbr;	/* priv->pt.qsbr */
 	struct ipoib_hca_cq *cq;	/* RC completions of this queue */
 	struct ipoib_hca_cq *ud_cq;	/* queue 0 only: the UD QP's */
+	struct ipoib_hca_qp *ud_qp;	/* queue 0 only */
 	struct ipoib_rx_ring *ud;	/* queue 0 only */
 	struct ipoib_hca_srq *srq;	/* SRQ mode */
 	struct ipoib_rx_ring srq_ring;

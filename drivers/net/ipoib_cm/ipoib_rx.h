@@ -12,8 +12,8 @@
  * at run time. Per burst: ICMP errors the transmit side made, the UD CQ
  * (queue 0), then the queue's RC CQ. Replacement buffers are taken in one
  * call before any packet is delivered, all reposts of a receive queue go
- * in one call, and per-peer counters are added once per run of packets
- * from the same peer.
+ * in one call, the queue's counters are stored once per burst and
+ * per-peer counters added once per run of packets from the same peer.
  */
 
 #include <rte_branch_prediction.h>
@@ -55,11 +55,24 @@ ipoib_rx_fresh_return(struct ipoib_rx_fresh *f)
 	f->n = f->next = 0;
 }
 
-/* Per-peer counters of a run of packets from the same peer. */
+/*
+ * What a burst delivered: the queue's counters, summed here and stored
+ * once at the end of the burst (ipoib_rx_acct_store()), and the per-peer
+ * counters of the current run of packets from the same peer, added once
+ * per run. A burst delivers at most 2 x IPOIB_BURST packets of at most
+ * 64 KiB: the byte sums fit in 32 bits. With them, the packet types the
+ * burst reports: rte_eth_dev_set_ptypes() may change them at any time,
+ * a burst reads them once.
+ */
 struct ipoib_rx_acct {
+	uint32_t ptype_mask;	/* read once per burst */
 	struct ipoib_peer *peer;
 	uint32_t pkts;
 	uint32_t bytes;
+	uint32_t rc_pkts;
+	uint32_t rc_bytes;
+	uint32_t ud_pkts;
+	uint32_t ud_bytes;
 };
 
 static __rte_always_inline void
@@ -85,6 +98,31 @@ ipoib_rx_acct_add(struct ipoib_rx_acct *a, struct ipoib_peer *peer,
 	a->bytes += len;
 }
 
+/* The queue's counters of a burst: packets and bytes are RC + UD. */
+static __rte_always_inline void
+ipoib_rx_acct_store(struct ipoib_rxq *rxq, const struct ipoib_rx_acct *a)
+{
+	if (a->rc_pkts + a->ud_pkts == 0)
+		return;
+	IPOIB_STAT_ADD(rxq->stats.packets, a->rc_pkts + a->ud_pkts);
+	IPOIB_STAT_ADD(rxq->stats.bytes, a->rc_bytes + a->ud_bytes);
+	if (a->rc_pkts != 0) {
+		IPOIB_STAT_ADD(rxq->stats.rc_packets, a->rc_pkts);
+		IPOIB_STAT_ADD(rxq->stats.rc_bytes, a->rc_bytes);
+	}
+	if (a->ud_pkts != 0) {
+		IPOIB_STAT_ADD(rxq->stats.ud_packets, a->ud_pkts);
+		IPOIB_STAT_ADD(rxq->stats.ud_bytes, a->ud_bytes);
+	}
+}
+
+/* mbufs that len received bytes fill in ring's slots */
+static __rte_always_inline uint16_t
+ipoib_rx_nseg(const struct ipoib_rx_ring *ring, uint32_t len)
+{
+	return (uint16_t)((len + ring->seg_len - 1) / ring->seg_len);
+}
+
 /*
  * Turn a completed slot into an mbuf chain of len bytes, skip bytes in,
  * after putting fresh mbufs in the slot (from f, else from the ring's
@@ -97,7 +135,7 @@ ipoib_rx_chain(struct ipoib_rxq *rxq, struct ipoib_rx_ring *ring,
 	       struct ipoib_rx_fresh *f)
 {
 	struct rte_mbuf **b = &ring->bufs[(size_t)slot * ring->segs];
-	uint16_t nseg = (uint16_t)((len + ring->seg_len - 1) / ring->seg_len);
+	uint16_t nseg = ipoib_rx_nseg(ring, len);
 	struct rte_mbuf *fresh[IPOIB_MAX_SGE], **fr;
 	struct rte_mbuf *head = b[0], *prev = NULL;
 	uint32_t left = len;
@@ -209,16 +247,17 @@ ipoib_rx_fast_decap(struct rte_mbuf *m, const struct rte_ether_addr *dst,
 	return true;
 }
 
-/* Ethernet emulation and accounting of one received IPoIB frame. */
+/*
+ * Ethernet emulation of one received IPoIB frame, and its peer's
+ * accounting; the caller counts it for the queue.
+ */
 static __rte_always_inline bool
 ipoib_rx_deliver(struct ipoib_rxq *rxq, struct rte_mbuf *m,
 		 const struct ipoib_hwaddr *src, struct ipoib_peer *peer,
 		 bool mcast, struct ipoib_rx_acct *acct)
 {
 	struct ipoib_priv *priv = rxq->priv;
-	/* rte_eth_dev_set_ptypes() may change it at any time */
-	uint32_t ptype_mask = __atomic_load_n(&priv->ptype_mask,
-					      __ATOMIC_RELAXED);
+	uint32_t ptype_mask = acct->ptype_mask;
 	struct ipoib_learn learn;
 
 	if (likely(peer != NULL && !mcast &&
@@ -235,8 +274,6 @@ ipoib_rx_deliver(struct ipoib_rxq *rxq, struct rte_mbuf *m,
 done:
 	if (likely(peer != NULL))
 		ipoib_rx_acct_add(acct, peer, m->pkt_len);
-	IPOIB_STAT_INC(rxq->stats.packets);
-	IPOIB_STAT_ADD(rxq->stats.bytes, m->pkt_len);
 	return true;
 }
 
@@ -274,8 +311,7 @@ ipoib_rx_need(const struct ipoib_rx_ring *ring, const struct ipoib_wc *wc,
 	uint16_t i, need = 0;
 
 	for (i = 0; i < k; i++)
-		need += (uint16_t)((wc[i].byte_len + ring->seg_len - 1) /
-				   ring->seg_len);
+		need += ipoib_rx_nseg(ring, wc[i].byte_len);
 	return need;
 }
 
@@ -348,8 +384,8 @@ ipoib_rx_ud(struct ipoib_rxq *rxq, struct rte_mbuf **pkts, uint16_t n,
 		if (unlikely(m == NULL))
 			goto repost;
 		if (ipoib_rx_deliver(rxq, m, &src, peer, mcast, acct)) {
-			IPOIB_STAT_INC(rxq->stats.ud_packets);
-			IPOIB_STAT_ADD(rxq->stats.ud_bytes, m->pkt_len);
+			acct->ud_pkts++;
+			acct->ud_bytes += m->pkt_len;
 			if (unlikely(mcast))
 				IPOIB_STAT_INC(rxq->stats.mc_rx[kind]);
 			pkts[nb++] = m;
@@ -359,7 +395,7 @@ repost:
 	}
 	ipoib_rx_fresh_return(&fresh);
 	if (nwr > 0)
-		priv->ops->post_recv(priv->ud_qp, wr, nwr);
+		rxq->post_recv(rxq->ud_qp, wr, nwr);
 	return nb;
 }
 
@@ -368,18 +404,17 @@ static __rte_always_inline void
 ipoib_rx_repost(struct ipoib_rxq *rxq, struct ipoib_recv_wr *wr,
 		struct ipoib_conn **conn, uint16_t nwr, const bool srq)
 {
-	const struct ipoib_hca_ops *ops = rxq->priv->ops;
 	uint16_t i, start = 0;
 
 	if (srq) {
 		if (nwr > 0)
-			ops->post_srq_recv(rxq->srq, wr, nwr);
+			rxq->post_srq_recv(rxq->srq, wr, nwr);
 		return;
 	}
 	for (i = 1; i <= nwr; i++) {
 		if (i < nwr && conn[i] == conn[start])
 			continue;
-		ops->post_recv(conn[start]->qp, &wr[start], i - start);
+		rxq->post_recv(conn[start]->qp, &wr[start], i - start);
 		start = i;
 	}
 }
@@ -407,7 +442,10 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 	struct ipoib_recv_wr wr[IPOIB_BURST];
 	struct ipoib_conn *wr_conn[IPOIB_BURST];
 	struct ipoib_wc wc[IPOIB_BURST];
-	struct ipoib_rx_acct acct = { NULL, 0, 0 };
+	struct ipoib_rx_acct acct = {
+		.ptype_mask = __atomic_load_n(&rxq->priv->ptype_mask,
+					      __ATOMIC_RELAXED),
+	};
 	struct ipoib_rx_fresh fresh = { .n = 0, .next = 0 };
 	uint16_t nb = 0, nwr = 0, k, i;
 
@@ -487,8 +525,8 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 		}
 		if (ipoib_rx_deliver(rxq, m, &conn->peer->hw, conn->peer,
 				     false, &acct)) {
-			IPOIB_STAT_INC(rxq->stats.rc_packets);
-			IPOIB_STAT_ADD(rxq->stats.rc_bytes, m->pkt_len);
+			acct.rc_pkts++;
+			acct.rc_bytes += m->pkt_len;
 			pkts[nb++] = m;
 		}
 	}
@@ -496,6 +534,7 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 		ipoib_rx_fresh_return(&fresh);
 	ipoib_rx_repost(rxq, wr, wr_conn, nwr, srq);
 	ipoib_rx_acct_flush(&acct);
+	ipoib_rx_acct_store(rxq, &acct);
 	return nb;
 }
 
@@ -508,7 +547,7 @@ static __rte_always_inline uint16_t
 ipoib_rx_burst_tmpl(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 		    uint16_t n, const bool srq)
 {
-	struct rte_rcu_qsbr *qsbr = rxq->priv->pt.qsbr;
+	struct rte_rcu_qsbr *qsbr = rxq->qsbr;
 	uint16_t nb;
 
 	/* rte_eth_dev_rx_queue_stop(): what arrives waits */

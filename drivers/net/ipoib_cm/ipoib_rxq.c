@@ -79,23 +79,6 @@ ipoib_rx_ring_release(struct ipoib_rx_ring *ring)
 	ipoib_rx_ring_free(ring);
 }
 
-void
-ipoib_rx_ring_fill_wr(const struct ipoib_rx_ring *ring, uint32_t slot,
-		      uint64_t wr_id, struct ipoib_recv_wr *wr)
-{
-	struct rte_mbuf *const *b = &ring->bufs[(size_t)slot * ring->segs];
-	uint16_t j;
-
-	wr->wr_id = wr_id;
-	wr->num_sge = ring->segs;
-	for (j = 0; j < ring->segs; j++) {
-		wr->sg_list[j].addr = (uint64_t)(uintptr_t)
-				      rte_pktmbuf_mtod(b[j], void *);
-		wr->sg_list[j].length = ring->seg_len;
-		wr->sg_list[j].lkey = ring->pool->mem.lkey;
-	}
-}
-
 static uint16_t
 ipoib_ring_post(const struct ipoib_hca_ops *ops, enum ipoib_wr_kind kind,
 		void *target, const struct ipoib_recv_wr *wr, uint16_t n)
@@ -279,6 +262,9 @@ ipoib_rxq_start(struct ipoib_priv *priv, struct ipoib_rxq *rxq)
 	int ret;
 
 	rxq->poll_cq = ops->poll_cq;
+	rxq->post_recv = ops->post_recv;
+	rxq->post_srq_recv = ops->post_srq_recv;
+	rxq->qsbr = priv->pt.qsbr;
 	rxq->conns = priv->conns;
 	rxq->nr_conns = priv->nr_conns_max;
 	rxq->cq = ops->cq_create(priv->hca, ipoib_rxq_cqe(priv, rxq->nb_desc));

@@ -11,6 +11,8 @@
  * queue setup.
  */
 
+#include <rte_mbuf.h>
+
 #include "ipoib_cm.h"
 #include "ipoib_compat.h"
 #include "ipoib_pool.h"
@@ -23,8 +25,37 @@ int ipoib_rx_ring_alloc(struct ipoib_rx_ring *ring, struct ipoib_pool *pool,
 void ipoib_rx_ring_free(struct ipoib_rx_ring *ring);
 /* The HCA writes there no more: free every mbuf, then the array. */
 void ipoib_rx_ring_release(struct ipoib_rx_ring *ring);
-void ipoib_rx_ring_fill_wr(const struct ipoib_rx_ring *ring, uint32_t slot,
-			   uint64_t wr_id, struct ipoib_recv_wr *wr);
+/*
+ * The WR that posts slot again, with the mbufs it holds now. Inline: the
+ * receive bursts fill one per packet.
+ */
+static __rte_always_inline void
+ipoib_rx_ring_fill_wr(const struct ipoib_rx_ring *ring, uint32_t slot,
+		      uint64_t wr_id, struct ipoib_recv_wr *wr)
+{
+	/* read once: the stores below may alias them */
+	uint16_t segs = ring->segs, seg_len = ring->seg_len, j;
+	struct rte_mbuf *const *b = &ring->bufs[(size_t)slot * segs];
+	uint32_t lkey = ring->pool->mem.lkey;
+
+	wr->wr_id = wr_id;
+	wr->num_sge = segs;
+	/* MTUs up to the mbuf's data room: one segment */
+	if (likely(segs == 1)) {
+		wr->sg_list[0].addr = (uint64_t)(uintptr_t)
+				      rte_pktmbuf_mtod(b[0], void *);
+		wr->sg_list[0].length = seg_len;
+		wr->sg_list[0].lkey = lkey;
+		return;
+	}
+	for (j = 0; j < segs; j++) {
+		wr->sg_list[j].addr = (uint64_t)(uintptr_t)
+				      rte_pktmbuf_mtod(b[j], void *);
+		wr->sg_list[j].length = seg_len;
+		wr->sg_list[j].lkey = lkey;
+	}
+}
+
 /* Fill every slot with mbufs and post it to target (an SRQ or a QP). */
 int ipoib_rx_ring_post_all(const struct ipoib_hca_ops *ops,
 			   struct ipoib_rx_ring *ring, enum ipoib_wr_kind kind,

@@ -118,6 +118,7 @@ ipoib_start_queues(struct rte_eth_dev *dev, struct ipoib_priv *priv)
 		rte_rcu_qsbr_thread_register(priv->pt.qsbr, q);
 	}
 	rxq0->ud_cq = priv->ud.cq;
+	rxq0->ud_qp = priv->ud_qp;
 	rxq0->ud = &priv->ud.ring;
 	rxq0->loopback = priv->loopback;
 	for (q = 0; q < data->nb_tx_queues; q++) {
