@@ -168,6 +168,8 @@ shm_arena_alloc(struct shm_fabric *f, size_t len, bool commit, uint64_t *off)
 					       len >= 65536, &o))
 			ret = -ENOMEM;
 	}
+	if (ret == 0)
+		f->arena_used += need;
 	pthread_mutex_unlock(&f->lock);
 	if (ret < 0)
 		return ret;
@@ -195,6 +197,7 @@ shm_arena_free(struct shm_fabric *f, uint64_t off, size_t len)
 		      need) < 0)
 		memset(sg->base + o, 0, need);
 	pthread_mutex_lock(&f->lock);
+	f->arena_used -= need;
 	for (i = 0; i < sg->nr_free && sg->free[i].off < o; i++)
 		;
 	if (i > 0 && sg->free[i - 1].off + sg->free[i - 1].len == o) {
@@ -289,6 +292,43 @@ shm_arena_create(struct shm_fabric *f)
 	return ret;
 }
 
+uint64_t
+shm_arena_used(struct shm_fabric *f)
+{
+	uint64_t used;
+
+	pthread_mutex_lock(&f->lock);
+	used = f->arena_used;
+	pthread_mutex_unlock(&f->lock);
+	return used;
+}
+
+int
+shm_port_arena_alloc(struct shm_port *p, size_t len, bool commit,
+		     uint64_t *off)
+{
+	int ret = shm_arena_alloc(p->f, len, commit, off);
+
+	if (ret == 0)
+		__atomic_fetch_add(&p->arena_bytes, shm_alloc_size(len),
+				   __ATOMIC_RELAXED);
+	return ret;
+}
+
+void
+shm_port_arena_free(struct shm_port *p, uint64_t off, size_t len)
+{
+	shm_arena_free(p->f, off, len);
+	__atomic_fetch_sub(&p->arena_bytes, shm_alloc_size(len),
+			   __ATOMIC_RELAXED);
+}
+
+uint64_t
+shm_port_arena_bytes(const struct shm_port *p)
+{
+	return __atomic_load_n(&p->arena_bytes, __ATOMIC_RELAXED);
+}
+
 /* ---- memory for posted buffers ----------------------------------------- */
 
 int
@@ -301,6 +341,7 @@ shm_mem_alloc(struct shm_fabric *f, size_t len, struct shm_mem *mem)
 		return ret;
 	mem->addr = shm_arena_ptr(f, f->proc, off);
 	mem->len = len;
+	mem->size = shm_alloc_size(len);
 	mem->lkey = (uint32_t)(off >> SHM_SEG_SHIFT);
 	return 0;
 }

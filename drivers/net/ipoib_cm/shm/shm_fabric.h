@@ -87,6 +87,7 @@ struct shm_mem {
 	void *addr;
 	size_t len;
 	uint32_t lkey;
+	size_t size;		/* what it takes of the arena: len rounded */
 };
 
 enum shm_qp_type {
@@ -180,6 +181,10 @@ int shm_ah_resolve(struct shm_fabric *f, const uint8_t *gid, uint16_t dlid,
 /* Receive buffer memory, in this process's arena. */
 int shm_mem_alloc(struct shm_fabric *f, size_t len, struct shm_mem *mem);
 void shm_mem_free(struct shm_fabric *f, struct shm_mem *mem);
+/* Bytes this process has allocated in its arena, for anything. */
+uint64_t shm_arena_used(struct shm_fabric *f);
+/* Bytes of the arena a port's queues take (CQs, receive queues, CM). */
+uint64_t shm_port_arena_bytes(const struct shm_port *p);
 
 /* Completion queues: many producers (senders), one consumer. */
 struct shm_cq *shm_cq_create(struct shm_port *p, uint32_t cqe);

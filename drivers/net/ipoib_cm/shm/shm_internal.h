@@ -337,6 +337,7 @@ struct shm_fabric {
 	dev_t hdr_dev;		/* the header object, to notice its removal */
 	ino_t hdr_ino;
 	bool lost;		/* atomic: our objects are gone from /dev/shm */
+	uint64_t arena_used;	/* bytes allocated in our arena (lock) */
 };
 
 struct shm_capture;
@@ -354,6 +355,7 @@ struct shm_port {
 	unsigned int ev_head, ev_tail;
 	uint32_t last_state;	/* port state last reported */
 	bool lost_reported;	/* SHM_EV_FABRIC_LOST raised */
+	uint64_t arena_bytes;	/* arena its queues take (atomic) */
 	/* RC QPs of this port, watched for a vanished peer */
 	struct shm_qp **qps;
 	unsigned int nr_qps, cap_qps;
@@ -480,6 +482,10 @@ shm_arena_ptr(struct shm_fabric *f, uint32_t proc, uint64_t off)
 int shm_arena_alloc(struct shm_fabric *f, size_t len, bool commit,
 		    uint64_t *off);
 void shm_arena_free(struct shm_fabric *f, uint64_t off, size_t len);
+/* The same for a port's own queues, counted in its arena_bytes. */
+int shm_port_arena_alloc(struct shm_port *p, size_t len, bool commit,
+			 uint64_t *off);
+void shm_port_arena_free(struct shm_port *p, uint64_t off, size_t len);
 struct shm_qp_ent *shm_qp_lookup(struct shm_fabric *f, uint32_t qpn);
 /*
  * A QP entry as a lock-free reader sees it. The entry is written under the

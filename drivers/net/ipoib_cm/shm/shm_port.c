@@ -115,7 +115,7 @@ shm_port_open(struct shm_fabric *f, const struct shm_port_conf *conf,
 	pthread_mutex_init(&p->cap_lock, NULL);
 	pthread_mutex_init(&p->sa_lock, NULL);
 	p->sa_due_ns = UINT64_MAX;
-	ret = shm_arena_alloc(f, sizeof(struct shm_cm_ring), false, &off);
+	ret = shm_port_arena_alloc(p, sizeof(struct shm_cm_ring), false, &off);
 	if (ret < 0)
 		goto fail;
 	p->cm = shm_arena_ptr(f, f->proc, off);	/* zeroed */
@@ -138,7 +138,7 @@ shm_port_open(struct shm_fabric *f, const struct shm_port_conf *conf,
 	*pp = p;
 	return 0;
 fail_cm:
-	shm_arena_free(f, off, sizeof(struct shm_cm_ring));
+	shm_port_arena_free(p, off, sizeof(struct shm_cm_ring));
 fail:
 	pthread_mutex_destroy(&p->sa_lock);
 	pthread_mutex_destroy(&p->cap_lock);
@@ -161,7 +161,7 @@ shm_port_close(struct shm_port *p)
 		shm_store(&p->ent->state, SHM_PORT_FREE);
 		shm_unlock(f);
 	}
-	shm_arena_free(f, cm_off, sizeof(struct shm_cm_ring));
+	shm_port_arena_free(p, cm_off, sizeof(struct shm_cm_ring));
 	shm_sa_port_close(p);
 	free(p->qps);
 	free(p->srqs);

@@ -32,7 +32,7 @@ shm_cq_create(struct shm_port *p, uint32_t cqe)
 	cq = calloc(1, sizeof(*cq));
 	if (cq == NULL)
 		return NULL;
-	if (shm_arena_alloc(f, bytes, true, &off) < 0) {
+	if (shm_port_arena_alloc(p, bytes, true, &off) < 0) {
 		free(cq);
 		errno = ENOMEM;
 		return NULL;
@@ -50,8 +50,8 @@ shm_cq_destroy(struct shm_cq *cq)
 {
 	struct shm_cq_ring *r = cq->ring;
 
-	shm_arena_free(cq->port->f, cq->off, sizeof(*r) +
-		       (size_t)r->size * sizeof(struct shm_cqe));
+	shm_port_arena_free(cq->port, cq->off, sizeof(*r) +
+			    (size_t)r->size * sizeof(struct shm_cqe));
 	free(cq);
 	return 0;
 }
@@ -228,7 +228,7 @@ shm_rq_create(struct shm_port *p, uint32_t max_wr, uint32_t max_sge,
 	rq->wr_id = calloc(max_wr, sizeof(*rq->wr_id));
 	rq->free_slots = calloc(max_wr, sizeof(*rq->free_slots));
 	if (rq->wr_id == NULL || rq->free_slots == NULL ||
-	    shm_arena_alloc(f, bytes, true, &off) < 0) {
+	    shm_port_arena_alloc(p, bytes, true, &off) < 0) {
 		free(rq->wr_id);
 		free(rq->free_slots);
 		free(rq);
@@ -258,7 +258,7 @@ shm_rq_create(struct shm_port *p, uint32_t max_wr, uint32_t max_sge,
 void
 shm_rq_free(struct shm_rq *rq)
 {
-	shm_arena_free(rq->port->f, rq->off, rq->size);
+	shm_port_arena_free(rq->port, rq->off, rq->size);
 	free(rq->wr_id);
 	free(rq->free_slots);
 	free(rq);
