@@ -498,7 +498,7 @@ report(const struct phase *ph, double elapsed, uint64_t sent,
 	       " rx %" PRIu64 " spilled %" PRIu64 " | promoted %" PRIu64
 	       " retried %" PRIu64
 	       " reaped %" PRIu64 " evicted %" PRIu64 " REJ sent %" PRIu64
-	       " rcvd %" PRIu64 " | %.2f Gbit/s in | %" PRIu64 " B/conn\n",
+	       " rcvd %" PRIu64 " | %.2f Gbit/s in | %" PRIu64 " B heap\n",
 	       cur_phase, elapsed, sent, recv, served,
 	       ph->last - ph->first + 1,
 	       xstat("tx_rc_packets"), xstat("tx_ud_packets"),
@@ -509,7 +509,7 @@ report(const struct phase *ph, double elapsed, uint64_t sent,
 	       xstat("rej_sent_reason_1") + xstat("rej_sent_reason_3"),
 	       xstat("rej_rcvd_reason_1") + xstat("rej_rcvd_reason_3"),
 	       dt > 0 ? (rx_bytes - *last_rx_bytes) * 8 / dt / 1e9 : 0.0,
-	       xstat("mem_host_bytes_per_conn"));
+	       xstat("mem_heap_bytes"));
 	*last_rx_bytes = rx_bytes;
 	if (cfg.grid)
 		print_grid(ph);

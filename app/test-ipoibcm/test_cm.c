@@ -181,7 +181,7 @@ close_and_wait(struct test_net *net, uint64_t spare)
 	do {
 		test_net_poll(net);
 		left = (test_xstat(net->port[1], "mem_spare_bytes") != spare) +
-		       test_net_conn_bytes(net);
+		       test_net_conn_slots(net);
 	} while (left > 0 && test_now_ms() < deadline);
 	TEST_ASSERT_EQ(left, 0, "connections freed, spare pools as expected");
 	TEST_ASSERT_EQ(test_xstat(net->port[1], "mem_used_bytes"), 0,

@@ -121,14 +121,14 @@ test_net_poll(struct test_net *net)
 }
 
 uint64_t
-test_net_conn_bytes(struct test_net *net)
+test_net_conn_slots(struct test_net *net)
 {
-	uint64_t bytes = 0;
+	uint64_t slots = 0;
 	unsigned int i;
 
 	for (i = 0; i <= net->n; i++)
-		bytes += test_xstat(net->port[i], "mem_conn_host_bytes");
-	return bytes;
+		slots += test_xstat(net->port[i], "conn_slots_used");
+	return slots;
 }
 
 enum rte_pmd_ipoibcm_peer_state

@@ -53,8 +53,8 @@ int test_net_until(struct test_net *net, const unsigned int *peers,
  * so that flushed receives of torn down connections come back.
  */
 void test_net_poll(struct test_net *net);
-/* Driver memory of the connections every port still holds (xstats). */
-uint64_t test_net_conn_bytes(struct test_net *net);
+/* Connection slots every port still holds (xstats). */
+uint64_t test_net_conn_slots(struct test_net *net);
 /* The state of port's peer mac (UD-only when it has none). */
 enum rte_pmd_ipoibcm_peer_state test_net_peer_state(uint16_t port,
 		const struct rte_ether_addr *mac);

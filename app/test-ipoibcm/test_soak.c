@@ -168,7 +168,7 @@ wait_no_conns(struct test_net *net)
 
 	do {
 		test_net_poll(net);
-		left = test_net_conn_bytes(net);
+		left = test_net_conn_slots(net);
 	} while (left > 0 && test_now_ms() < deadline);
 	TEST_ASSERT_EQ(left, 0, "connections freed");
 	for (i = 0; i <= net->n; i++)

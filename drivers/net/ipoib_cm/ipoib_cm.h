@@ -27,6 +27,7 @@
 #include "ipoib_eth.h"
 #include "ipoib_hca.h"
 #include "ipoib_mcast.h"
+#include "ipoib_mem.h"
 #include "ipoib_peer.h"
 #include "ipoib_util.h"
 #include "ipoib_wire.h"
@@ -48,6 +49,7 @@ struct ipoib_pool {
 	void *eal_addr;			/* registered with EAL (pages of mem) */
 	size_t eal_len;			/* 0: EAL refused it */
 	uint16_t seg_len;		/* bytes each mbuf receives */
+	int64_t heap;			/* EAL heap its mempool took */
 };
 
 /* Receive buffers posted to one receive queue (UD, SRQ, or a connection). */
@@ -348,8 +350,13 @@ struct ipoib_priv {
 	struct ipoib_ctrl_stats cstats_base;
 	struct ipoib_hca_stats hstats_base;
 	struct rte_ring *loopback;	/* ICMP errors for the rx side */
-	/* memory accounting */
-	uint64_t mem_conn_host;		/* host bytes of connection state */
+	/* memory accounting (ipoib_mem.h) */
+	struct ipoib_mem acct;
+	void **acct_rxq_arr;		/* ethdev's queue arrays, replaced */
+	void **acct_txq_arr;		/* where they are measured */
+	int64_t acct_rxq_arr_bytes;
+	int64_t acct_txq_arr_bytes;
+	uint32_t nr_conns;		/* connection slots in use */
 };
 
 /* ipoib_port.c: the port's life with its HCA */

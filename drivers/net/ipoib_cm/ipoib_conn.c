@@ -36,12 +36,16 @@ ipoib_conns_init(struct ipoib_priv *priv)
 {
 	RTE_BUILD_BUG_ON(sizeof(struct ipoib_conn) > IPOIB_CONN_HOST_BYTES);
 	priv->nr_conns_max = 2 * priv->cfg.max_conns + IPOIB_CONN_SPARE;
-	priv->conns = rte_zmalloc("ipoib_conns", priv->nr_conns_max *
-				  sizeof(*priv->conns), RTE_CACHE_LINE_SIZE);
-	/* one slab: a connection costs sizeof(struct ipoib_conn), no more */
-	priv->conn_slab = rte_zmalloc("ipoib_conn_slab", priv->nr_conns_max *
-				      sizeof(*priv->conn_slab),
-				      RTE_CACHE_LINE_SIZE);
+	priv->conns = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_CONNS,
+					"ipoib_conns", priv->nr_conns_max *
+					sizeof(*priv->conns),
+					RTE_CACHE_LINE_SIZE, SOCKET_ID_ANY);
+	/* one slab, a slot for each connection there may be */
+	priv->conn_slab = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_CONNS,
+					    "ipoib_conn_slab",
+					    priv->nr_conns_max *
+					    sizeof(*priv->conn_slab),
+					    RTE_CACHE_LINE_SIZE, SOCKET_ID_ANY);
 	if (priv->conns == NULL || priv->conn_slab == NULL) {
 		ipoib_conns_fini(priv);
 		return -ENOMEM;
@@ -52,8 +56,8 @@ ipoib_conns_init(struct ipoib_priv *priv)
 void
 ipoib_conns_fini(struct ipoib_priv *priv)
 {
-	rte_free(priv->conns);
-	rte_free(priv->conn_slab);
+	ipoib_mem_free(&priv->acct, IPOIB_MEM_CONNS, priv->conns);
+	ipoib_mem_free(&priv->acct, IPOIB_MEM_CONNS, priv->conn_slab);
 	priv->conns = NULL;
 	priv->conn_slab = NULL;
 }
@@ -85,7 +89,7 @@ ipoib_conn_alloc(struct ipoib_priv *priv, struct ipoib_peer *peer,
 		priv->nr_active++;
 	else
 		priv->nr_passive++;
-	priv->mem_conn_host += sizeof(*c);
+	priv->nr_conns++;
 	return c;
 }
 
@@ -99,7 +103,7 @@ ipoib_conn_free(struct ipoib_priv *priv, struct ipoib_conn *c)
 {
 	if (priv->conns[c->index] == c)
 		__atomic_store_n(&priv->conns[c->index], NULL, __ATOMIC_RELEASE);
-	priv->mem_conn_host -= sizeof(*c);
+	priv->nr_conns--;
 	c->token = rte_rcu_qsbr_start(priv->pt.qsbr);
 }
 
@@ -210,14 +214,14 @@ static void
 ipoib_conn_release_buffers(struct ipoib_priv *priv, struct ipoib_conn *c)
 {
 	if (c->ring.bufs != NULL)
-		ipoib_rx_ring_release(&c->ring);
+		ipoib_rx_ring_release(&priv->acct, &c->ring);
 	priv->mem_used -= c->charged;
 	c->charged = 0;
 	if (c->pool != NULL) {
 		/* one the application holds mbufs of goes to the reaper */
 		if (!ipoib_pool_idle(c->pool) || !ipoib_pools_keep(priv, c->pool))
 			ipoib_pool_free(priv, c->pool);
-		rte_free(c->pool);
+		ipoib_mem_free(&priv->acct, IPOIB_MEM_CONNS, c->pool);
 		c->pool = NULL;
 	}
 }
@@ -440,7 +444,9 @@ ipoib_conn_buffers(struct ipoib_priv *priv, struct ipoib_conn *c,
 	uint32_t n = ipoib_conn_pool_size(rxq->nb_desc, segs);
 	int ret;
 
-	c->pool = rte_zmalloc("ipoib_conn_pool", sizeof(*c->pool), 0);
+	c->pool = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_CONNS,
+				    "ipoib_conn_pool", sizeof(*c->pool), 0,
+				    SOCKET_ID_ANY);
 	if (c->pool == NULL)
 		return -ENOMEM;
 	if (!ipoib_pools_take(priv, c->pool, n, room)) {
@@ -451,7 +457,7 @@ ipoib_conn_buffers(struct ipoib_priv *priv, struct ipoib_conn *c,
 	}
 	c->charged = c->pool->mem.len;
 	priv->mem_used += c->charged;
-	return ipoib_rx_ring_alloc(&c->ring, c->pool, rxq->nb_desc,
+	return ipoib_rx_ring_alloc(&priv->acct, &c->ring, c->pool, rxq->nb_desc,
 				   priv->rc_buf);
 }
 

@@ -18,7 +18,7 @@
 #define IPOIB_PEER_STALE_NS	(600ULL * 1000000000ULL)	/* reap_idle=0 */
 #define IPOIB_SPARE_POOLS	4
 #define IPOIB_SPARE_NS		IPOIB_SAMPLE_NS	/* unused this long: freed */
-/* The driver's host memory per connection, checked at build time. */
+/* At most this many bytes a connection slot, checked at build time. */
 #define IPOIB_CONN_HOST_BYTES	128
 
 static inline void

@@ -113,9 +113,11 @@ ipoib_ctrl_start(struct ipoib_priv *priv)
 	if (priv->connect_req == NULL) {
 		snprintf(name, sizeof(name), "ipcr_%u",
 			 priv->eth_dev->data->port_id);
-		priv->connect_req = rte_ring_create(name, IPOIB_CONNECT_RING,
-						    (int)rte_socket_id(),
-						    RING_F_SC_DEQ);
+		priv->connect_req = ipoib_ring_create(&priv->acct,
+						      IPOIB_MEM_RINGS, name,
+						      sizeof(void *),
+						      IPOIB_CONNECT_RING,
+						      RING_F_SC_DEQ);
 		if (priv->connect_req == NULL)
 			return -ENOMEM;
 	}

@@ -31,10 +31,54 @@
 
 RTE_LOG_REGISTER(ipoib_logtype, pmd.net.ipoibcm, NOTICE);
 
+/*
+ * rte_eth_dev_configure() allocates the port's arrays of queue pointers
+ * (RTE_MAX_QUEUES_PER_PORT each) before it calls us, where we cannot
+ * measure them: a new one is replaced by a copy allocated where it is
+ * measured (ipoib_mem.h). ethdev frees it at release, or when the port is
+ * configured with no queue of that kind.
+ */
+static void
+ipoib_adopt_queue_array(struct ipoib_priv *priv, void ***arr, void ***ours,
+			int64_t *bytes, const char *type)
+{
+	size_t sz = sizeof(void *) * RTE_MAX_QUEUES_PER_PORT;
+	struct ipoib_mem_mark m;
+	void **n;
+
+	if (*arr == *ours)
+		return;
+	ipoib_mem_charge(&priv->acct, IPOIB_MEM_PORT, -*bytes);
+	*ours = NULL;
+	*bytes = 0;
+	if (*arr == NULL)
+		return;
+	ipoib_mem_begin(&m);
+	n = rte_zmalloc(type, sz, RTE_CACHE_LINE_SIZE);
+	*bytes = ipoib_mem_end(&m, &priv->acct, IPOIB_MEM_PORT);
+	if (n == NULL) {
+		IPOIB_LOG(WARNING, "port %u: %s not counted: no memory",
+			  priv->eth_dev->data->port_id, type);
+		return;
+	}
+	memcpy(n, *arr, sz);
+	rte_free(*arr);
+	*arr = n;
+	*ours = n;
+}
+
 static int
 ipoib_dev_configure(struct rte_eth_dev *dev)
 {
 	const struct rte_eth_conf *conf = &dev->data->dev_conf;
+	struct ipoib_priv *priv = dev->data->dev_private;
+
+	ipoib_adopt_queue_array(priv, &dev->data->rx_queues,
+				&priv->acct_rxq_arr, &priv->acct_rxq_arr_bytes,
+				"ethdev->rx_queues");
+	ipoib_adopt_queue_array(priv, &dev->data->tx_queues,
+				&priv->acct_txq_arr, &priv->acct_txq_arr_bytes,
+				"ethdev->tx_queues");
 
 	if (conf->rxmode.mq_mode != RTE_ETH_MQ_RX_NONE &&
 	    conf->rxmode.mq_mode != RTE_ETH_MQ_RX_RSS) {
@@ -236,8 +280,8 @@ ipoib_dev_close(struct rte_eth_dev *dev)
 	ipoib_secondary_closing(priv);
 	ipoib_dev_release(dev);
 	ipoib_conns_fini(priv);
-	rte_ring_free(priv->loopback);
-	rte_ring_free(priv->connect_req);
+	ipoib_ring_free(&priv->acct, IPOIB_MEM_RINGS, priv->loopback);
+	ipoib_ring_free(&priv->acct, IPOIB_MEM_RINGS, priv->connect_req);
 	priv->loopback = NULL;
 	priv->connect_req = NULL;
 	pthread_mutex_destroy(&priv->ctrl_lock);
@@ -289,6 +333,8 @@ static int
 ipoib_probe(struct rte_vdev_device *vdev)
 {
 	const char *name = rte_vdev_device_name(vdev);
+	struct ipoib_mem probe = { { 0 } };
+	struct ipoib_mem_mark m;
 	struct ipoib_config cfg;
 	struct rte_eth_dev *dev;
 	struct ipoib_priv *priv;
@@ -302,10 +348,15 @@ ipoib_probe(struct rte_vdev_device *vdev)
 		return ret;
 	ipoib_config_log(&cfg, name);
 
+	/* ethdev's shared data, made once for all ports, is not this port's */
+	rte_eth_dev_allocated(name);
+	ipoib_mem_begin(&m);
 	dev = rte_eth_vdev_allocate(vdev, sizeof(*priv));
+	ipoib_mem_end(&m, &probe, IPOIB_MEM_PORT);
 	if (dev == NULL)
 		return -ENOMEM;
 	priv = dev->data->dev_private;
+	priv->acct = probe;	/* priv did not exist before */
 	priv->eth_dev = dev;
 	priv->cfg = cfg;
 	priv->ptype_mask = RTE_PTYPE_ALL_MASK;

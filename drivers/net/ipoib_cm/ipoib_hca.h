@@ -65,6 +65,7 @@ struct ipoib_port_attr {
 struct ipoib_hca_mem {
 	void *addr;
 	size_t len;
+	size_t size;			/* what the transport took for it */
 	uint32_t lkey;
 	void *priv;			/* transport's own handle */
 };
@@ -171,6 +172,11 @@ struct ipoib_hca_stats {
 	uint64_t fault_drops;		/* dropped by fault injection */
 	uint64_t cm_retries;		/* CM messages resent after timeout */
 	uint64_t link_down_drops;	/* sends dropped: the link was down */
+	/* a gauge, not a counter: transport memory the HCA's own queues
+	 * take (shm: CQs, receive queues, CM ring in the arena; verbs: 0,
+	 * the provider library does not say)
+	 */
+	uint64_t mem_bytes;
 };
 
 struct ipoib_hca_ops {

@@ -135,6 +135,7 @@ ipoib_shm_mem_alloc(struct ipoib_hca *hca, size_t len,
 		return ret;
 	mem->addr = m.addr;
 	mem->len = m.len;
+	mem->size = m.size;
 	mem->lkey = m.lkey;
 	mem->priv = NULL;
 	return 0;
@@ -492,6 +493,7 @@ ipoib_shm_stats_get(struct ipoib_hca *hca, struct ipoib_hca_stats *st)
 	st->fault_drops = c.fault_drops;
 	st->cm_retries = c.cm_retries;
 	st->link_down_drops = c.link_down_drops;
+	st->mem_bytes = shm_port_arena_bytes(hca->port);
 }
 
 static int

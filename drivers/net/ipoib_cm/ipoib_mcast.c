@@ -512,15 +512,16 @@ ipoib_mcast_open(struct ipoib_priv *priv)
 	struct ipoib_mc_group *g;
 	struct ipoib_mc *mc;
 
-	mc = rte_zmalloc("ipoib_mc", sizeof(*mc), RTE_CACHE_LINE_SIZE);
+	mc = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_MCAST, "ipoib_mc",
+			       sizeof(*mc), RTE_CACHE_LINE_SIZE, SOCKET_ID_ANY);
 	if (mc == NULL)
 		return -ENOMEM;
 	snprintf(name, sizeof(name), "ipmc_%u", mc_port(priv));
-	mc->req = rte_ring_create_elem(name, sizeof(struct ipoib_mc_req),
-				       IPOIB_MC_RING, (int)rte_socket_id(),
-				       RING_F_SC_DEQ);
+	mc->req = ipoib_ring_create(&priv->acct, IPOIB_MEM_MCAST, name,
+				    sizeof(struct ipoib_mc_req), IPOIB_MC_RING,
+				    RING_F_SC_DEQ);
 	if (mc->req == NULL) {
-		rte_free(mc);
+		ipoib_mem_free(&priv->acct, IPOIB_MEM_MCAST, mc);
 		return -ENOMEM;
 	}
 	rte_seqlock_init(&mc->pub.lock);
@@ -551,7 +552,7 @@ ipoib_mcast_close(struct ipoib_priv *priv)
 	for (i = 0; i < mc->nr; i++)
 		if (mc->g[i].attached)
 			priv->ops->mcast_detach(priv->ud_qp, mc->g[i].mgid);
-	rte_ring_free(mc->req);
+	ipoib_ring_free(&priv->acct, IPOIB_MEM_MCAST, mc->req);
 	priv->mc = NULL;
-	rte_free(mc);
+	ipoib_mem_free(&priv->acct, IPOIB_MEM_MCAST, mc);
 }

@@ -48,8 +48,8 @@ ipoib_hw_key(struct ipoib_hwaddr *key, const struct ipoib_hwaddr *hw)
 }
 
 static struct rte_hash *
-ipoib_hash_create(const char *name, uint32_t entries, uint32_t key_len,
-		  struct rte_rcu_qsbr *qsbr)
+ipoib_hash_create(struct ipoib_mem *acct, const char *name, uint32_t entries,
+		  uint32_t key_len, struct rte_rcu_qsbr *qsbr)
 {
 	struct rte_hash_parameters hp = {
 		.name = name,
@@ -63,15 +63,27 @@ ipoib_hash_create(const char *name, uint32_t entries, uint32_t key_len,
 		.v = qsbr,
 		.mode = RTE_HASH_QSBR_MODE_DQ,
 	};
-	struct rte_hash *h = rte_hash_create(&hp);
+	struct ipoib_mem_mark m;
+	struct rte_hash *h;
 
-	if (h == NULL)
-		return NULL;
-	if (rte_hash_rcu_qsbr_add(h, &rc) != 0) {
+	ipoib_mem_begin(&m);
+	h = rte_hash_create(&hp);
+	if (h != NULL && rte_hash_rcu_qsbr_add(h, &rc) != 0) {
 		rte_hash_free(h);
-		return NULL;
+		h = NULL;
 	}
+	ipoib_mem_end(&m, acct, IPOIB_MEM_HASH);
 	return h;
+}
+
+static void
+ipoib_hash_free(struct ipoib_mem *acct, struct rte_hash *h)
+{
+	struct ipoib_mem_mark m;
+
+	ipoib_mem_begin(&m);
+	rte_hash_free(h);
+	ipoib_mem_end(&m, acct, IPOIB_MEM_HASH);
 }
 
 int
@@ -88,23 +100,30 @@ ipoib_peers_init(struct ipoib_priv *priv, const char *name)
 	pt->nr_max = n;
 	rte_spinlock_init(&pt->learn_lock);
 	qsz = rte_rcu_qsbr_get_memsize(IPOIB_QSBR_THREADS);
-	pt->qsbr = rte_zmalloc("ipoib_qsbr", qsz, RTE_CACHE_LINE_SIZE);
-	pt->peers = rte_zmalloc("ipoib_peers", (size_t)n * sizeof(*pt->peers),
-				RTE_CACHE_LINE_SIZE);
-	pt->deferred = rte_zmalloc("ipoib_deferred",
-				   (size_t)n * sizeof(*pt->deferred), 0);
+	pt->qsbr = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_PEERS, "ipoib_qsbr",
+				     qsz, RTE_CACHE_LINE_SIZE, SOCKET_ID_ANY);
+	pt->peers = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_PEERS,
+				      "ipoib_peers",
+				      (size_t)n * sizeof(*pt->peers),
+				      RTE_CACHE_LINE_SIZE, SOCKET_ID_ANY);
+	pt->deferred = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_PEERS,
+					 "ipoib_deferred",
+					 (size_t)n * sizeof(*pt->deferred), 0,
+					 SOCKET_ID_ANY);
 	if (pt->qsbr == NULL || pt->peers == NULL || pt->deferred == NULL)
 		goto fail;
 	if (rte_rcu_qsbr_init(pt->qsbr, IPOIB_QSBR_THREADS) != 0)
 		goto fail;
 	/* short names: DPDK derives longer ones (defer queues) from them */
 	snprintf(nm, sizeof(nm), "ipm_%u", priv->eth_dev->data->port_id);
-	pt->mac_hash = ipoib_hash_create(nm, n, RTE_ETHER_ADDR_LEN, pt->qsbr);
+	pt->mac_hash = ipoib_hash_create(&priv->acct, nm, n,
+					 RTE_ETHER_ADDR_LEN, pt->qsbr);
 	snprintf(nm, sizeof(nm), "iph_%u", priv->eth_dev->data->port_id);
-	pt->hw_hash = ipoib_hash_create(nm, n, IPOIB_HWADDR_LEN, pt->qsbr);
+	pt->hw_hash = ipoib_hash_create(&priv->acct, nm, n, IPOIB_HWADDR_LEN,
+					pt->qsbr);
 	snprintf(nm, sizeof(nm), "ipf_%u", priv->eth_dev->data->port_id);
-	pt->free = rte_ring_create(nm, n, (int)rte_socket_id(),
-				   RING_F_EXACT_SZ);
+	pt->free = ipoib_ring_create(&priv->acct, IPOIB_MEM_RINGS, nm,
+				     sizeof(void *), n, RING_F_EXACT_SZ);
 	if (pt->mac_hash == NULL || pt->hw_hash == NULL || pt->free == NULL)
 		goto fail;
 	for (i = 0; i < n; i++) {
@@ -130,12 +149,14 @@ ipoib_peers_fini(struct ipoib_priv *priv)
 			priv->ops->ah_destroy(pt->peers[i].ah);
 		pt->peers[i].ah = NULL;
 	}
-	rte_hash_free(pt->mac_hash);
-	rte_hash_free(pt->hw_hash);
-	rte_ring_free(pt->free);
-	rte_free(pt->deferred);
-	rte_free(pt->peers);
-	rte_free(pt->qsbr);
+	if (pt->mac_hash != NULL)
+		ipoib_hash_free(&priv->acct, pt->mac_hash);
+	if (pt->hw_hash != NULL)
+		ipoib_hash_free(&priv->acct, pt->hw_hash);
+	ipoib_ring_free(&priv->acct, IPOIB_MEM_RINGS, pt->free);
+	ipoib_mem_free(&priv->acct, IPOIB_MEM_PEERS, pt->deferred);
+	ipoib_mem_free(&priv->acct, IPOIB_MEM_PEERS, pt->peers);
+	ipoib_mem_free(&priv->acct, IPOIB_MEM_PEERS, pt->qsbr);
 	memset(pt, 0, sizeof(*pt));
 }
 

@@ -71,10 +71,10 @@ ipoib_pool_populate(struct ipoib_priv *priv, struct ipoib_pool *pool,
 					 (size_t)n * obj_sz, NULL, NULL);
 }
 
-int
-ipoib_pool_create(struct ipoib_priv *priv, struct ipoib_pool *pool,
-		  const char *port, const char *what, uint32_t n,
-		  uint32_t data_room)
+static int
+ipoib_pool_make(struct ipoib_priv *priv, struct ipoib_pool *pool,
+		const char *port, const char *what, uint32_t n,
+		uint32_t data_room)
 {
 	static uint32_t seq;
 	struct rte_pktmbuf_pool_private pp = {
@@ -125,6 +125,34 @@ fail_mp:
 	return ret;
 }
 
+/*
+ * A pool, counted: the EAL heap its mempool takes (header, caches, ring,
+ * memory chunk headers) measured, and the transport's memory for the
+ * buffers, both the port's until the pool is freed or handed to the
+ * reaper (ipoib_pool_free()).
+ */
+int
+ipoib_pool_create(struct ipoib_priv *priv, struct ipoib_pool *pool,
+		  const char *port, const char *what, uint32_t n,
+		  uint32_t data_room)
+{
+	struct ipoib_mem_mark m;
+	int64_t heap;
+	int ret;
+
+	ipoib_mem_begin(&m);
+	ret = ipoib_pool_make(priv, pool, port, what, n, data_room);
+	if (ret == 0)
+		ipoib_mem_charge(&priv->acct, IPOIB_MEM_RX_BUFFERS,
+				 (int64_t)pool->mem.size);
+	/* what a failed attempt left on the heap is the port's too */
+	heap = ipoib_mem_end(&m, &priv->acct, IPOIB_MEM_MEMPOOLS);
+	if (ret < 0)
+		return ret;
+	pool->heap = heap;
+	return 0;
+}
+
 bool
 ipoib_pool_idle(const struct ipoib_pool *pool)
 {
@@ -134,13 +162,25 @@ ipoib_pool_idle(const struct ipoib_pool *pool)
 void
 ipoib_pool_free(struct ipoib_priv *priv, struct ipoib_pool *pool)
 {
+	int64_t size = (int64_t)pool->mem.size;
+	struct ipoib_mem_mark m;
+
 	if (pool->mp == NULL)
 		return;
+	/* the port's no more, whether freed now or waiting in the reaper */
 	if (!rte_mempool_full(pool->mp)) {
+		/* counted in mem_app_held_bytes while it waits */
+		ipoib_mem_charge(&priv->acct, IPOIB_MEM_RX_BUFFERS, -size);
+		ipoib_mem_charge(&priv->acct, IPOIB_MEM_MEMPOOLS, -pool->heap);
+		pool->heap = 0;
 		ipoib_reaper_adopt(priv->ops, priv->hca, pool);
 		return;
 	}
+	ipoib_mem_begin(&m);
 	ipoib_reaper_release(priv->ops, priv->hca, pool);
+	ipoib_mem_charge(&priv->acct, IPOIB_MEM_RX_BUFFERS, -size);
+	ipoib_mem_end(&m, &priv->acct, IPOIB_MEM_MEMPOOLS);
+	pool->heap = 0;
 }
 
 /*

@@ -52,7 +52,7 @@ ipoib_ud_open(struct ipoib_priv *priv, const char *name, int pkey_index)
 				RTE_PKTMBUF_HEADROOM + bytes);
 	if (ret < 0)
 		return ret;
-	ret = ipoib_rx_ring_alloc(&ud->ring, &ud->pool, IPOIB_UD_RING, bytes);
+	ret = ipoib_rx_ring_alloc(&priv->acct, &ud->ring, &ud->pool, IPOIB_UD_RING, bytes);
 	if (ret < 0)
 		goto fail_pool;
 	ud->cq = ops->cq_create(priv->hca, IPOIB_UD_RING);
@@ -78,7 +78,7 @@ fail_cq:
 	ops->cq_destroy(ud->cq);
 	ud->cq = NULL;
 fail_ring:
-	ipoib_rx_ring_free(&ud->ring);
+	ipoib_rx_ring_free(&priv->acct, &ud->ring);
 fail_pool:
 	ipoib_pool_free(priv, &ud->pool);
 	return ret;
@@ -107,7 +107,7 @@ ipoib_ud_close(struct ipoib_priv *priv)
 	if (ud->cq != NULL)
 		ops->cq_destroy(ud->cq);
 	ud->cq = NULL;
-	ipoib_rx_ring_release(&ud->ring);
+	ipoib_rx_ring_release(&priv->acct, &ud->ring);
 	ipoib_pool_free(priv, &ud->pool);
 }
 

@@ -25,15 +25,17 @@
 /* ---- rings --------------------------------------------------------------- */
 
 int
-ipoib_rx_ring_alloc(struct ipoib_rx_ring *ring, struct ipoib_pool *pool,
-		    uint32_t nb_slots, uint32_t bytes)
+ipoib_rx_ring_alloc(struct ipoib_mem *acct, struct ipoib_rx_ring *ring,
+		    struct ipoib_pool *pool, uint32_t nb_slots, uint32_t bytes)
 {
 	uint32_t segs = (bytes + pool->seg_len - 1) / pool->seg_len;
 
 	if (segs == 0 || segs > IPOIB_MAX_SGE)
 		return -EINVAL;
-	ring->bufs = rte_zmalloc("ipoib_ring", (size_t)nb_slots * segs *
-				 sizeof(*ring->bufs), RTE_CACHE_LINE_SIZE);
+	ring->bufs = ipoib_mem_zmalloc(acct, IPOIB_MEM_QUEUES, "ipoib_ring",
+				       (size_t)nb_slots * segs *
+				       sizeof(*ring->bufs),
+				       RTE_CACHE_LINE_SIZE, SOCKET_ID_ANY);
 	if (ring->bufs == NULL)
 		return -ENOMEM;
 	ring->pool = pool;
@@ -45,9 +47,9 @@ ipoib_rx_ring_alloc(struct ipoib_rx_ring *ring, struct ipoib_pool *pool,
 }
 
 void
-ipoib_rx_ring_free(struct ipoib_rx_ring *ring)
+ipoib_rx_ring_free(struct ipoib_mem *acct, struct ipoib_rx_ring *ring)
 {
-	rte_free(ring->bufs);
+	ipoib_mem_free(acct, IPOIB_MEM_QUEUES, ring->bufs);
 	ring->bufs = NULL;
 }
 
@@ -67,7 +69,7 @@ ipoib_rx_ring_drop_slot(struct ipoib_rx_ring *ring, uint32_t slot)
 
 /* Once the HCA no longer writes to them, every buffer goes back. */
 void
-ipoib_rx_ring_release(struct ipoib_rx_ring *ring)
+ipoib_rx_ring_release(struct ipoib_mem *acct, struct ipoib_rx_ring *ring)
 {
 	size_t i;
 
@@ -76,7 +78,7 @@ ipoib_rx_ring_release(struct ipoib_rx_ring *ring)
 	for (i = 0; i < (size_t)ring->nb_slots * ring->segs; i++)
 		rte_pktmbuf_free(ring->bufs[i]);
 	ring->outstanding = 0;
-	ipoib_rx_ring_free(ring);
+	ipoib_rx_ring_free(acct, ring);
 }
 
 static uint16_t
@@ -225,8 +227,8 @@ ipoib_rxq_setup(struct rte_eth_dev *dev, uint16_t qid, uint16_t nb_desc,
 		return -EINVAL;
 	}
 	ipoib_rxq_release(dev, qid);
-	rxq = rte_zmalloc_socket("ipoib_rxq", sizeof(*rxq),
-				 RTE_CACHE_LINE_SIZE, (int)socket);
+	rxq = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_QUEUES, "ipoib_rxq",
+				sizeof(*rxq), RTE_CACHE_LINE_SIZE, (int)socket);
 	if (rxq == NULL)
 		return -ENOMEM;
 	rxq->priv = priv;
@@ -247,7 +249,7 @@ ipoib_rxq_release(struct rte_eth_dev *dev, uint16_t qid)
 	if (rxq == NULL)
 		return;
 	ipoib_pool_free(rxq->priv, &rxq->pool);
-	rte_free(rxq);
+	ipoib_mem_free(&rxq->priv->acct, IPOIB_MEM_QUEUES, rxq);
 	dev->data->rx_queues[qid] = NULL;
 }
 
@@ -285,7 +287,7 @@ ipoib_rxq_start(struct ipoib_priv *priv, struct ipoib_rxq *rxq)
 		if (ret < 0)
 			goto fail_cq;
 	}
-	ret = ipoib_rx_ring_alloc(&rxq->srq_ring, &rxq->pool, rxq->nb_desc,
+	ret = ipoib_rx_ring_alloc(&priv->acct, &rxq->srq_ring, &rxq->pool, rxq->nb_desc,
 				  priv->rc_buf);
 	if (ret < 0)
 		goto fail_cq;
@@ -304,7 +306,7 @@ fail_srq:
 	ops->srq_destroy(rxq->srq);
 	rxq->srq = NULL;
 fail_ring:
-	ipoib_rx_ring_release(&rxq->srq_ring);
+	ipoib_rx_ring_release(&priv->acct, &rxq->srq_ring);
 fail_cq:
 	ops->cq_destroy(rxq->cq);
 	rxq->cq = NULL;
@@ -323,7 +325,7 @@ ipoib_rxq_stop(struct ipoib_priv *priv, struct ipoib_rxq *rxq)
 			IPOIB_LOG(ERR, "rx queue %u: SRQ still in use",
 				  rxq->queue_id);
 		rxq->srq = NULL;
-		ipoib_rx_ring_release(&rxq->srq_ring);
+		ipoib_rx_ring_release(&priv->acct, &rxq->srq_ring);
 	}
 	if (rxq->cq != NULL)
 		ops->cq_destroy(rxq->cq);

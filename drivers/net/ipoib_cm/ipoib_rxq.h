@@ -19,12 +19,15 @@
 
 #define IPOIB_UD_SPARE		1024	/* UD mbufs the application may hold */
 
-int ipoib_rx_ring_alloc(struct ipoib_rx_ring *ring, struct ipoib_pool *pool,
-			uint32_t nb_slots, uint32_t bytes);
+/* The ring's array, counted in acct (IPOIB_MEM_QUEUES). */
+int ipoib_rx_ring_alloc(struct ipoib_mem *acct, struct ipoib_rx_ring *ring,
+			struct ipoib_pool *pool, uint32_t nb_slots,
+			uint32_t bytes);
 /* Free the ring's array; its mbufs must have been released. */
-void ipoib_rx_ring_free(struct ipoib_rx_ring *ring);
+void ipoib_rx_ring_free(struct ipoib_mem *acct, struct ipoib_rx_ring *ring);
 /* The HCA writes there no more: free every mbuf, then the array. */
-void ipoib_rx_ring_release(struct ipoib_rx_ring *ring);
+void ipoib_rx_ring_release(struct ipoib_mem *acct,
+			   struct ipoib_rx_ring *ring);
 /*
  * The WR that posts slot again, with the mbufs it holds now. Inline: the
  * receive bursts fill one per packet.

@@ -59,6 +59,23 @@ ipoib_tel_port(const char *params, unsigned long *arg)
 	return priv;
 }
 
+/* What the port allocated, by category (ipoib_mem.h), as in xstats. */
+static void
+ipoib_tel_mem(struct ipoib_priv *priv, struct rte_tel_data *d)
+{
+	struct ipoib_hca_stats hs = { 0 };
+	unsigned int i;
+
+	if (priv->hca != NULL)
+		priv->ops->stats_get(priv->hca, &hs);
+	for (i = 0; i < IPOIB_MEM_NB; i++)
+		rte_tel_data_add_dict_uint(d, ipoib_mem_names[i],
+					   ipoib_mem_get(&priv->acct, i));
+	rte_tel_data_add_dict_uint(d, "mem_heap_bytes",
+				   ipoib_mem_heap_total(&priv->acct));
+	rte_tel_data_add_dict_uint(d, "mem_hca_bytes", hs.mem_bytes);
+}
+
 static int
 ipoib_tel_summary(const char *cmd, const char *params, struct rte_tel_data *d)
 {
@@ -89,8 +106,7 @@ ipoib_tel_summary(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_uint(d, "ud_only", g.ud_only);
 	rte_tel_data_add_dict_uint(d, "mem_budget", priv->cfg.mem_budget);
 	rte_tel_data_add_dict_uint(d, "mem_used", priv->mem_used);
-	rte_tel_data_add_dict_uint(d, "host_bytes_per_conn",
-				   g.conns ? priv->mem_conn_host / g.conns : 0);
+	ipoib_tel_mem(priv, d);
 	rte_tel_data_add_dict_uint(d, "promotions", priv->cstats.promotions);
 	rte_tel_data_add_dict_uint(d, "reaped", priv->cstats.reaped);
 	rte_tel_data_add_dict_uint(d, "evictions", priv->cstats.evictions);

@@ -178,9 +178,11 @@ ipoib_dev_start(struct rte_eth_dev *dev)
 		char name[RTE_RING_NAMESIZE];
 
 		snprintf(name, sizeof(name), "iplb_%u", dev->data->port_id);
-		priv->loopback = rte_ring_create(name, IPOIB_LOOPBACK_RING,
-						 (int)rte_socket_id(),
-						 RING_F_SC_DEQ);
+		priv->loopback = ipoib_ring_create(&priv->acct,
+						   IPOIB_MEM_RINGS, name,
+						   sizeof(void *),
+						   IPOIB_LOOPBACK_RING,
+						   RING_F_SC_DEQ);
 		if (priv->loopback == NULL)
 			return -ENOMEM;
 	}

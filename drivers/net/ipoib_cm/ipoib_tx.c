@@ -510,23 +510,40 @@ ipoib_tx_burst(void *q, struct rte_mbuf **pkts, uint16_t n)
 
 /* ---- queue setup ---------------------------------------------------------- */
 
+static void
+ipoib_txq_free(struct ipoib_priv *priv, struct ipoib_txq *txq)
+{
+	struct ipoib_mem_mark m;
+
+	ipoib_mem_begin(&m);
+	rte_mempool_free(txq->frag_direct);
+	rte_mempool_free(txq->frag_indirect);
+	ipoib_mem_end(&m, &priv->acct, IPOIB_MEM_MEMPOOLS);
+	ipoib_mem_free(&priv->acct, IPOIB_MEM_QUEUES, txq->frag_run);
+	ipoib_mem_free(&priv->acct, IPOIB_MEM_QUEUES, txq->run);
+	ipoib_mem_free(&priv->acct, IPOIB_MEM_QUEUES, txq);
+}
+
 int
 ipoib_txq_setup(struct rte_eth_dev *dev, uint16_t qid, uint16_t nb_desc,
 		unsigned int socket)
 {
 	struct ipoib_priv *priv = dev->data->dev_private;
 	char name[RTE_MEMPOOL_NAMESIZE];
+	struct ipoib_mem_mark m;
 	struct ipoib_txq *txq;
 
 	ipoib_txq_release(dev, qid);
-	txq = rte_zmalloc_socket("ipoib_txq", sizeof(*txq),
-				 RTE_CACHE_LINE_SIZE, (int)socket);
+	txq = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_QUEUES, "ipoib_txq",
+				sizeof(*txq), RTE_CACHE_LINE_SIZE, (int)socket);
 	if (txq == NULL)
 		return -ENOMEM;
-	txq->run = rte_zmalloc_socket("ipoib_txr", sizeof(*txq->run),
-				      RTE_CACHE_LINE_SIZE, (int)socket);
-	txq->frag_run = rte_zmalloc_socket("ipoib_txf", sizeof(*txq->run),
-					   RTE_CACHE_LINE_SIZE, (int)socket);
+	txq->run = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_QUEUES, "ipoib_txr",
+				     sizeof(*txq->run), RTE_CACHE_LINE_SIZE,
+				     (int)socket);
+	txq->frag_run = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_QUEUES,
+					  "ipoib_txf", sizeof(*txq->run),
+					  RTE_CACHE_LINE_SIZE, (int)socket);
 	if (txq->run == NULL || txq->frag_run == NULL)
 		goto fail;
 	txq->priv = priv;
@@ -534,6 +551,7 @@ ipoib_txq_setup(struct rte_eth_dev *dev, uint16_t qid, uint16_t nb_desc,
 	txq->nb_desc = nb_desc;
 	txq->qsbr_id = IPOIB_MAX_QUEUES + qid;
 	txq->neg_cycles = rte_get_timer_hz() / 1000 * IPOIB_NEG_CACHE_MS;
+	ipoib_mem_begin(&m);
 	snprintf(name, sizeof(name), "ipfd_%u_%u", dev->data->port_id, qid);
 	txq->frag_direct = rte_pktmbuf_pool_create(name, IPOIB_FRAG_POOL, 32,
 						   0, RTE_MBUF_DEFAULT_BUF_SIZE,
@@ -541,16 +559,13 @@ ipoib_txq_setup(struct rte_eth_dev *dev, uint16_t qid, uint16_t nb_desc,
 	snprintf(name, sizeof(name), "ipfi_%u_%u", dev->data->port_id, qid);
 	txq->frag_indirect = rte_pktmbuf_pool_create(name, IPOIB_FRAG_POOL,
 						     32, 0, 0, (int)socket);
+	ipoib_mem_end(&m, &priv->acct, IPOIB_MEM_MEMPOOLS);
 	if (txq->frag_direct == NULL || txq->frag_indirect == NULL)
 		goto fail;
 	dev->data->tx_queues[qid] = txq;
 	return 0;
 fail:
-	rte_mempool_free(txq->frag_direct);
-	rte_mempool_free(txq->frag_indirect);
-	rte_free(txq->frag_run);
-	rte_free(txq->run);
-	rte_free(txq);
+	ipoib_txq_free(priv, txq);
 	return -ENOMEM;
 }
 
@@ -561,10 +576,6 @@ ipoib_txq_release(struct rte_eth_dev *dev, uint16_t qid)
 
 	if (txq == NULL)
 		return;
-	rte_mempool_free(txq->frag_direct);
-	rte_mempool_free(txq->frag_indirect);
-	rte_free(txq->frag_run);
-	rte_free(txq->run);
-	rte_free(txq);
+	ipoib_txq_free(txq->priv, txq);
 	dev->data->tx_queues[qid] = NULL;
 }

@@ -114,13 +114,14 @@ static const char *const ipoib_gauge_names[] = {
 	"mem_budget_bytes",
 	"mem_used_bytes",
 	"mem_spare_bytes",
-	"mem_conn_host_bytes",
-	"mem_host_bytes_per_conn",
+	"conn_slots_used",
 	"srq_limit_events",
 	"port_down_events",
 	"mcast_groups",
 	"mem_app_held_pools",
 	"mem_app_held_bytes",
+	"mem_heap_bytes",
+	"mem_hca_bytes",
 };
 
 #define NB_RXQ		RTE_DIM(ipoib_rxq_xstats)
@@ -129,7 +130,9 @@ static const char *const ipoib_gauge_names[] = {
 #define NB_HCA		RTE_DIM(ipoib_hca_xstats)
 #define NB_REJ		(2 * RTE_DIM(ipoib_rej_reasons))
 #define NB_GAUGE	RTE_DIM(ipoib_gauge_names)
-#define NB_XSTATS	(NB_RXQ + NB_TXQ + NB_CTL + NB_HCA + NB_REJ + NB_GAUGE)
+#define NB_MEM		IPOIB_MEM_NB
+#define NB_XSTATS	(NB_RXQ + NB_TXQ + NB_CTL + NB_HCA + NB_REJ + \
+			 NB_GAUGE + NB_MEM)
 
 int
 ipoib_xstats_get_names(struct rte_eth_dev *dev,
@@ -160,6 +163,9 @@ ipoib_xstats_get_names(struct rte_eth_dev *dev,
 	}
 	for (i = 0; i < NB_GAUGE; i++)
 		strlcpy(names[k++].name, ipoib_gauge_names[i],
+			RTE_ETH_XSTATS_NAME_SIZE);
+	for (i = 0; i < NB_MEM; i++)
+		strlcpy(names[k++].name, ipoib_mem_names[i],
 			RTE_ETH_XSTATS_NAME_SIZE);
 	return NB_XSTATS;
 }
@@ -293,18 +299,22 @@ ipoib_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xs,
 	v[8] = priv->cfg.mem_budget;
 	v[9] = priv->mem_used;
 	v[10] = priv->spare_bytes;
-	v[11] = priv->mem_conn_host;
-	v[12] = g.conns ? priv->mem_conn_host / g.conns : 0;
-	v[13] = priv->srq_limit_events;
-	v[14] = priv->port_down_events;
-	v[15] = ipoib_mcast_nr_joined(priv);
-	v[16] = priv->hca == NULL ? 0 :
-		ipoib_reaper_waiting(priv->hca, &v[17]);
+	v[11] = priv->nr_conns;
+	v[12] = priv->srq_limit_events;
+	v[13] = priv->port_down_events;
+	v[14] = ipoib_mcast_nr_joined(priv);
+	v[15] = priv->hca == NULL ? 0 :
+		ipoib_reaper_waiting(priv->hca, &v[16]);
 	if (priv->hca == NULL)
-		v[17] = 0;
+		v[16] = 0;
+	v[17] = ipoib_mem_heap_total(&priv->acct);
+	v[18] = hs.mem_bytes;
 	pthread_mutex_unlock(&priv->ctrl_lock);
+	RTE_BUILD_BUG_ON(RTE_DIM(v) != 19);
 	for (i = 0; i < NB_GAUGE; i++)
 		xs[k++].value = v[i];
+	for (i = 0; i < NB_MEM; i++)
+		xs[k++].value = ipoib_mem_get(&priv->acct, i);
 	for (i = 0; i < NB_XSTATS; i++)
 		xs[i].id = i;
 	return NB_XSTATS;

@@ -204,6 +204,7 @@ ipoib_verbs_mem_alloc(struct ipoib_hca *hca, size_t len,
 	}
 	mem->addr = addr;
 	mem->len = sz;
+	mem->size = sz;
 	mem->lkey = mr->lkey;
 	mem->priv = mr;
 	return 0;
