@@ -21,8 +21,12 @@ fabric of this run's own. Host memory is EAL's heap as EAL reports it
     back (the hosts open connections to the port, which then owns a
     receive ring for each): (difference) / M.
 
-The fabric's own memory (QPs, CQs, receive buffers in the shm arena) is
-not in EAL's heap and is not measured here.
+Beside EAL's whole heap, the port's own figures from /ipoibcm/summary:
+its EAL heap by category (mem_*_bytes, measured by the driver around each
+of its allocations; mem_heap_bytes their sum), its receive buffers in the
+fabric's arena (mem_rx_buffer_bytes) and its HCA's queues there (CQs,
+receive queues, CM ring: mem_hca_bytes). The shm fabric's process memory
+outside the arena (malloc: QP contexts, CM ids) is not measured.
 
 usage: devtools/mem-bench.py [--build DIR] [--hosts N] [--nosrq-hosts M]
 """
@@ -39,6 +43,9 @@ import tempfile
 import time
 
 HANG_S = 900	# 10,000 emulated hosts take minutes on a loaded machine
+CATS = ["mem_port_bytes", "mem_peer_table_bytes", "mem_hash_bytes",
+        "mem_ring_bytes", "mem_conn_table_bytes", "mem_queue_bytes",
+        "mem_mempool_bytes", "mem_mcast_bytes"]
 PING_HOST_BYTES = 4 + 6 + 2 + 4 + 8 + 2 * 8 * 8	# struct host, ping.c
 
 
@@ -138,13 +145,29 @@ class Run:
 
 
 def idle_cost(build, max_conns):
-    """Heap of a started port, no host up."""
+    """Heap of a started port, no host up; the port's summary."""
     r = Run(build, "idle%d" % max_conns, "max_conns=%d,srq=on" % max_conns,
             1)
     try:
-        return heap(r.prefix)
+        return heap(r.prefix), r.summary()
     finally:
         r.stop()
+
+
+def cats(s):
+    return " ".join("%s=%d" % (c[4:-6], s[c]) for c in CATS)
+
+
+def port_delta(s0, s, n):
+    """The port's own figures from summary s0 to s, per unit of n."""
+    return ("port's EAL heap (mem_heap_bytes) %d -> %d: %.0f bytes per "
+            "connection; fabric arena: receive buffers %d -> %d, HCA "
+            "queues (mem_hca_bytes) %d -> %d: %.0f bytes per connection" %
+            (s0["mem_heap_bytes"], s["mem_heap_bytes"],
+             (s["mem_heap_bytes"] - s0["mem_heap_bytes"]) / n,
+             s0["mem_rx_buffer_bytes"], s["mem_rx_buffer_bytes"],
+             s0["mem_hca_bytes"], s["mem_hca_bytes"],
+             (s["mem_hca_bytes"] - s0["mem_hca_bytes"]) / n))
 
 
 def known_cost(build, hosts):
@@ -192,8 +215,11 @@ def main():
           " before its first connection:")
     base = {}
     for mc in (16, 1024, 16384):
-        base[mc] = idle_cost(build, mc)
-        print("  max_conns=%-6d %12d bytes" % (mc, base[mc]))
+        base[mc], s = idle_cost(build, mc)
+        print("  max_conns=%-6d %12d bytes; the port's own: %d heap (%s), "
+              "%d receive buffers and %d HCA queues in the fabric arena" %
+              (mc, base[mc], s["mem_heap_bytes"], cats(s),
+               s["mem_rx_buffer_bytes"], s["mem_hca_bytes"]))
     print("  per connection slot (16 -> 16384): %.0f bytes" %
           ((base[16384] - base[16]) / (16384 - 16)))
 
@@ -202,8 +228,9 @@ def main():
                               lambda x: x["tx_connected"] >= n)
     c0, c1 = s0["tx_connected"], s["tx_connected"]
     print("SRQ, max_conns=16384, %d hosts known: %d -> %d on RC: heap "
-          "%d -> %d: %.0f bytes per connection" %
-          (n, c0, c1, h0, h1, (h1 - h0) / (c1 - c0)))
+          "%d -> %d: %.0f bytes per connection; %s" %
+          (n, c0, c1, h0, h1, (h1 - h0) / (c1 - c0),
+           port_delta(s0, s, c1 - c0)))
 
     k1 = known_cost(build, 1)
     kn = known_cost(build, n)
@@ -221,9 +248,10 @@ def main():
     print("non-SRQ, %d hosts known, connecting back: %d -> %d receive "
           "rings: heap %d -> %d: %.0f bytes per connection in EAL's heap; "
           "its receive buffers are fabric memory: mem_used %d -> %d, "
-          "%.0f bytes per connection" %
+          "%.0f bytes per connection; %s" %
           (m, r0, r1, h0, h1, (h1 - h0) / (r1 - r0), s0["mem_used"],
-           s["mem_used"], (s["mem_used"] - s0["mem_used"]) / (r1 - r0)))
+           s["mem_used"], (s["mem_used"] - s0["mem_used"]) / (r1 - r0),
+           port_delta(s0, s, r1 - r0)))
 
 
 main()
