@@ -111,6 +111,45 @@ test_iso_pkey(void)
 REGISTER_TEST(iso_pkey, test_iso_pkey,
 		    "P_Keys 0x8001 and 0x8002: nothing crosses, both ways");
 
+/*
+ * pkey= is the port's P_Key table entry, membership bit included (as the
+ * SM assigns it): A and B limited members of partition 1 (0x0001), C a
+ * full member (0x8001). A limited member talks with a full one, both
+ * ways, unicast and broadcast; two limited members never (IBTA 10.9.3).
+ */
+static int
+test_iso_pkey_limited(void)
+{
+	const char *fab = test_fabric("t_iso_lim");
+	struct iso_port a, b, c;
+
+	TEST_RUN(iso_port_open(&a, "net_ipoibcm_lima", fab, 0xa, ",pkey=0x0001"));
+	TEST_RUN(iso_port_open(&b, "net_ipoibcm_limb", fab, 0xb, ",pkey=0x0001"));
+	TEST_RUN(iso_port_open(&c, "net_ipoibcm_limc", fab, 0xc, ",pkey=0x8001"));
+	TEST_RUN(test_send_frames(a.port, &a.mac, &c.mac, 10));
+	TEST_ASSERT_EQ(drain(c.port, 10, QUIET_MS), 10,
+		       "limited A reaches full C");
+	TEST_RUN(test_send_frames(c.port, &c.mac, &a.mac, 10));
+	TEST_ASSERT_EQ(drain(a.port, 10, QUIET_MS), 10,
+		       "full C reaches limited A");
+	TEST_RUN(test_send_frames(a.port, &a.mac, &b.mac, 10));
+	TEST_ASSERT_EQ(drain(b.port, 0, QUIET_MS), 0,
+		       "limited A never reaches limited B");
+	TEST_ASSERT_EQ(test_xstat(a.port, "tx_drop_no_neigh"), 10,
+		       "B cannot be resolved from A: counted");
+	TEST_RUN(test_send_frames(b.port, &b.mac, &bcast, 5));
+	TEST_ASSERT_EQ(drain(c.port, 5, QUIET_MS), 5,
+		       "B's broadcasts reach full C");
+	TEST_ASSERT_EQ(drain(a.port, 0, QUIET_MS), 0,
+		       "and never limited A");
+	test_port_destroy(c.name);
+	test_port_destroy(b.name);
+	test_port_destroy(a.name);
+	return 0;
+}
+REGISTER_TEST(iso_pkey_limited, test_iso_pkey_limited,
+	      "pkey=0x0001 is a limited member: talks to 0x8001, not 0x0001");
+
 /* One IPoIB frame (header + IPv4/UDP) from a raw UD QP to a port. */
 static int
 raw_send(struct raw *r, unsigned int qp, uint32_t qkey,
