@@ -151,6 +151,38 @@ ng_expect_ipv4(struct ng *t, uint32_t first)
 }
 
 /*
+ * The message that taught A the peer R arrives, of Ethernet type type
+ * and from R's MAC; then R's GRH-less IPv4 does, with nothing dropped.
+ */
+static int
+ng_expect_taught(struct ng *t, uint16_t type)
+{
+	struct rte_ether_hdr *eh;
+	struct rte_mbuf *m;
+	bool ok;
+
+	TEST_ASSERT_EQ(test_rx_until(t->port, &m, 1, TEST_HANG_MS), 1,
+		       "the message that teaches R is delivered");
+	eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	ok = eh->ether_type == rte_cpu_to_be_16(type) &&
+	     rte_is_same_ether_addr(&eh->src_addr, &t->r_mac);
+	rte_pktmbuf_free(m);
+	TEST_ASSERT(ok, "type 0x%04x from R's MAC", type);
+	TEST_RUN(ng_expect_ipv4(t, 0));
+	TEST_ASSERT_EQ(test_xstat(t->port, "rx_drop_unknown_lid"), 0,
+		       "nothing dropped");
+	return 0;
+}
+
+/* One scenario in both receive modes. */
+static int
+ng_both(int (*run)(const char *srq))
+{
+	TEST_RUN(run("on"));
+	return run("off");
+}
+
+/*
  * R knows A (it answers A's ARP): its first GRH-less IPv4 frame is from
  * an (SLID, QPN) nothing named, dropped and counted, as is an ARP reply
  * whose sender address names another QPN; its ARP reply then teaches A
@@ -199,8 +231,7 @@ ng_run_reply(const char *srq)
 static int
 test_ud_nogrh_arp(void)
 {
-	TEST_RUN(ng_run_reply("on"));
-	return ng_run_reply("off");
+	return ng_both(ng_run_reply);
 }
 REGISTER_TEST(ud_nogrh_arp, test_ud_nogrh_arp,
 	      "UD without GRH: unknown (SLID, QPN) dropped, ARP teaches it");
@@ -214,17 +245,11 @@ static int
 ng_run_request(const char *srq)
 {
 	const char *fab = test_fabric("t_nogrh_req");
-	struct rte_mbuf *m;
 	struct ng t;
 
 	TEST_RUN(ng_open(&t, fab, srq));
 	TEST_RUN(ng_arp(&t, true, RTE_ARP_OP_REQUEST, &t.r_hw));
-	TEST_ASSERT_EQ(test_rx_until(t.port, &m, 1, TEST_HANG_MS), 1,
-		       "the ARP request is delivered");
-	rte_pktmbuf_free(m);
-	TEST_RUN(ng_expect_ipv4(&t, 0));
-	TEST_ASSERT_EQ(test_xstat(t.port, "rx_drop_unknown_lid"), 0,
-		       "nothing dropped");
+	TEST_RUN(ng_expect_taught(&t, RTE_ETHER_TYPE_ARP));
 	ng_close(&t);
 	return 0;
 }
@@ -232,8 +257,7 @@ ng_run_request(const char *srq)
 static int
 test_ud_nogrh_request(void)
 {
-	TEST_RUN(ng_run_request("on"));
-	return ng_run_request("off");
+	return ng_both(ng_run_request);
 }
 REGISTER_TEST(ud_nogrh_request, test_ud_nogrh_request,
 	      "UD without GRH after an ARP request with one: delivered");
@@ -251,8 +275,6 @@ ng_run_nd(const char *srq)
 		struct rte_ipv6_hdr ip;
 		uint8_t icmp[24 + IPOIB_ND_OPT_IB_LEN];
 	} __rte_packed_end na;
-	struct rte_ether_hdr *eh;
-	struct rte_mbuf *m;
 	uint16_t ck;
 	struct ng t;
 
@@ -279,16 +301,7 @@ ng_run_nd(const char *srq)
 	memcpy(&na.icmp[2], &ck, sizeof(ck));
 	TEST_RUN(raw_post(&t.r, 0, IPOIB_QKEY_DEFAULT, t.a_hw, false,
 			  RTE_ETHER_TYPE_IPV6, &na, sizeof(na)));
-	TEST_ASSERT_EQ(test_rx_until(t.port, &m, 1, TEST_HANG_MS), 1,
-		       "the GRH-less NA is delivered");
-	eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
-	TEST_ASSERT(eh->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV6) &&
-		    rte_is_same_ether_addr(&eh->src_addr, &t.r_mac),
-		    "NA from R's MAC");
-	rte_pktmbuf_free(m);
-	TEST_RUN(ng_expect_ipv4(&t, 0));
-	TEST_ASSERT_EQ(test_xstat(t.port, "rx_drop_unknown_lid"), 0,
-		       "nothing dropped");
+	TEST_RUN(ng_expect_taught(&t, RTE_ETHER_TYPE_IPV6));
 	ng_close(&t);
 	return 0;
 }
@@ -296,8 +309,7 @@ ng_run_nd(const char *srq)
 static int
 test_ud_nogrh_nd(void)
 {
-	TEST_RUN(ng_run_nd("on"));
-	return ng_run_nd("off");
+	return ng_both(ng_run_nd);
 }
 REGISTER_TEST(ud_nogrh_nd, test_ud_nogrh_nd,
 	      "UD without GRH: an NA teaches the sender as ARP does");
