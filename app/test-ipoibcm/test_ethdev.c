@@ -7,22 +7,13 @@
 #include <ethdev_driver.h>
 #include <rte_bus_vdev.h>
 #include <rte_ethdev.h>
-#include <rte_malloc.h>
 #include <rte_mbuf.h>
 
+#include "ipoib_mem.h"
 #include "test.h"
 #include "test_util.h"
 
 #define NB_QUEUES 2
-
-static size_t
-heap_in_use(void)
-{
-	struct rte_malloc_socket_stats st;
-
-	rte_malloc_get_socket_stats(rte_socket_id(), &st);
-	return st.heap_allocsz_bytes;
-}
 
 static int
 test_ethdev_lifecycle(void)
@@ -33,7 +24,7 @@ test_ethdev_lifecycle(void)
 	struct rte_eth_link link;
 	struct rte_mempool *mp;
 	char args[64];
-	size_t before;
+	uint64_t before;
 	uint16_t port, q;
 	int round;
 
@@ -55,7 +46,7 @@ test_ethdev_lifecycle(void)
 	TEST_ASSERT(rte_vdev_uninit("net_ipoibcm_lc") == 0, "warm-up remove");
 	TEST_ASSERT(rte_eth_dev_allocated("net_ipoibcm_lc") == NULL,
 		    "warm-up port gone");
-	before = heap_in_use();
+	before = ipoib_mem_heap_allocated();
 	for (round = 0; round < 3; round++) {
 		TEST_ASSERT(rte_vdev_init("net_ipoibcm_lc", args) == 0,
 			    "probe");
@@ -86,7 +77,7 @@ test_ethdev_lifecycle(void)
 		TEST_ASSERT(rte_vdev_uninit("net_ipoibcm_lc") == 0, "remove");
 		TEST_ASSERT(rte_eth_dev_allocated("net_ipoibcm_lc") == NULL,
 			    "port gone");
-		TEST_ASSERT_EQ(heap_in_use(), before,
+		TEST_ASSERT_EQ(ipoib_mem_heap_allocated(), before,
 			       "DPDK heap not returned after round %d", round);
 	}
 	rte_mempool_free(mp);

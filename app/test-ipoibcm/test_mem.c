@@ -25,7 +25,6 @@
 #include <stdio.h>
 
 #include <rte_ethdev.h>
-#include <rte_malloc.h>
 
 #include "ipoib_mem.h"
 #include "shm_fabric.h"
@@ -35,13 +34,6 @@
 
 #define MEM_PEERS	3
 
-/* the categories in EAL's heap, as xstats name them */
-static const char *const mem_heap_names[] = {
-	"mem_port_bytes", "mem_peer_table_bytes", "mem_hash_bytes",
-	"mem_ring_bytes", "mem_conn_table_bytes", "mem_queue_bytes",
-	"mem_mempool_bytes", "mem_mcast_bytes",
-};
-
 struct mem_snap {
 	uint64_t heap;		/* EAL: allocated bytes */
 	uint64_t arena;		/* fabric: this process's arena in use */
@@ -49,20 +41,6 @@ struct mem_snap {
 	uint64_t heap_total;	/* the ports' mem_heap_bytes, summed */
 	uint64_t fabric;	/* the ports' buffers and HCA queues */
 };
-
-static uint64_t
-mem_heap(void)
-{
-	struct rte_malloc_socket_stats st;
-	unsigned int i;
-	uint64_t sum = 0;
-
-	for (i = 0; i < rte_socket_count(); i++)
-		if (rte_malloc_get_socket_stats(rte_socket_id_by_idx(i),
-						&st) == 0)
-			sum += st.heap_allocsz_bytes;
-	return sum;
-}
 
 static int
 mem_read(struct test_net *net, unsigned int nports, struct shm_fabric *f,
@@ -76,12 +54,12 @@ mem_read(struct test_net *net, unsigned int nports, struct shm_fabric *f,
 		TEST_ASSERT(test_now_ms() < deadline, "a quiet moment");
 		gen = ipoib_mem_generation();
 		memset(s, 0, sizeof(*s));
-		s->heap = mem_heap();
+		s->heap = ipoib_mem_heap_allocated();
 		s->arena = shm_arena_used(f);
 		for (i = 0; i < nports; i++) {
-			for (k = 0; k < RTE_DIM(mem_heap_names); k++)
+			for (k = 0; k < IPOIB_MEM_HEAP_NB; k++)
 				s->cats += test_xstat(net->port[i],
-						      mem_heap_names[k]);
+						      ipoib_mem_names[k]);
 			s->heap_total += test_xstat(net->port[i],
 						    "mem_heap_bytes");
 			s->fabric += test_xstat(net->port[i],
@@ -127,7 +105,7 @@ mem_round(const char *args, bool closed_check)
 	/* ethdev's data of all ports, made on first use, is no port's */
 	TEST_ASSERT_EQ(rte_eth_dev_owner_new(&owner), 0, "ethdev ready");
 	TEST_ASSERT_EQ(shm_fabric_attach(fabric, &f), 0, "fabric %s", fabric);
-	s0.heap = mem_heap();
+	s0.heap = ipoib_mem_heap_allocated();
 	s0.arena = shm_arena_used(f);
 	/* test_net_open() names the fabric as test_fabric("t_mem") did */
 	TEST_RUN(test_net_open(&net, "t_mem", args, args, MEM_PEERS));
@@ -139,7 +117,7 @@ mem_round(const char *args, bool closed_check)
 	TEST_RUN(mem_check(&net, MEM_PEERS + 1, f, &s0, "connected"));
 	test_net_close(&net);
 	if (closed_check) {
-		TEST_ASSERT_EQ(mem_heap(), s0.heap, "closed: EAL's heap as "
+		TEST_ASSERT_EQ(ipoib_mem_heap_allocated(), s0.heap, "closed: EAL's heap as "
 			       "before the ports");
 		TEST_ASSERT_EQ(shm_arena_used(f), s0.arena, "closed: the "
 			       "arena as before the ports");

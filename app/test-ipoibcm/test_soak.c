@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include <rte_ethdev.h>
-#include <rte_malloc.h>
 
+#include "ipoib_mem.h"
 #include "rte_pmd_ipoib_cm.h"
 #include "test.h"
 #include "test_net.h"
@@ -93,7 +93,6 @@ shm_mappings(const char *prefix)
 static void
 footprint_take(struct footprint *fp, const char *fabric)
 {
-	struct rte_malloc_socket_stats st;
 	char prefix[64];
 	struct dirent *de;
 	unsigned long pages = 0;
@@ -107,8 +106,7 @@ footprint_take(struct footprint *fp, const char *fabric)
 		fclose(f);
 	}
 	fp->rss = (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE);
-	if (rte_malloc_get_socket_stats(rte_socket_id(), &st) == 0)
-		fp->heap = st.heap_allocsz_bytes;
+	fp->heap = ipoib_mem_heap_allocated();
 	snprintf(prefix, sizeof(prefix), "ipoibcm.%s", fabric);
 	fp->maps = shm_mappings(prefix);
 	d = opendir("/dev/shm");
