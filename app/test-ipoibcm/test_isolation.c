@@ -23,6 +23,7 @@
 #include "ipoib_wire.h"
 #include "shm_fabric.h"
 #include "test.h"
+#include "test_raw.h"
 #include "test_util.h"
 
 #define QUIET_MS	300	/* how long "nothing more arrives" is watched */
@@ -110,66 +111,44 @@ test_iso_pkey(void)
 REGISTER_TEST(iso_pkey, test_iso_pkey,
 		    "P_Keys 0x8001 and 0x8002: nothing crosses, both ways");
 
-/* A shm port below the driver, members of partitions 0x8001 and 0x8002. */
-struct raw {
-	struct shm_fabric *f;
-	struct shm_port *port;
-	struct shm_cq *cq;
-	struct shm_qp *ud[2];	/* pkey_index 0 (0x8001), 1 (0x8002) */
-	struct shm_qp *rc;
-};
-
+/*
+ * pkey= is the port's P_Key table entry, membership bit included (as the
+ * SM assigns it): A and B limited members of partition 1 (0x0001), C a
+ * full member (0x8001). A limited member talks with a full one, both
+ * ways, unicast and broadcast; two limited members never (IBTA 10.9.3).
+ */
 static int
-raw_open(struct raw *r, const char *fab)
+test_iso_pkey_limited(void)
 {
-	struct shm_port_conf pc = {
-		.guid = 0xfe, .name = "raw", .ib_mtu = 2048, .npkeys = 2,
-		.pkeys = { 0x8001, 0x8002 },
-	};
-	struct shm_qp_conf qc = {
-		.type = SHM_QPT_UD, .max_recv_wr = 1, .max_recv_sge = 1,
-		.qkey = IPOIB_QKEY_DEFAULT,
-	};
-	unsigned int i;
+	const char *fab = test_fabric("t_iso_lim");
+	struct iso_port a, b, c;
 
-	memset(r, 0, sizeof(*r));
-	TEST_ASSERT_EQ(shm_fabric_attach(fab, &r->f), 0, "attach");
-	TEST_ASSERT_EQ(shm_port_open(r->f, &pc, &r->port), 0, "raw port");
-	r->cq = shm_cq_create(r->port, 64);
-	TEST_ASSERT(r->cq != NULL, "cq");
-	qc.recv_cq = r->cq;
-	for (i = 0; i < 2; i++) {
-		qc.pkey_index = (uint16_t)i;
-		r->ud[i] = shm_qp_create(r->port, &qc);
-		TEST_ASSERT(r->ud[i] != NULL &&
-			    shm_qp_modify(r->ud[i], SHM_QPS_RTS) == 0, "UD QP");
-	}
-	qc.type = SHM_QPT_RC;
-	qc.pkey_index = 1;
-	r->rc = shm_qp_create(r->port, &qc);
-	TEST_ASSERT(r->rc != NULL, "RC QP");
+	TEST_RUN(iso_port_open(&a, "net_ipoibcm_lima", fab, 0xa, ",pkey=0x0001"));
+	TEST_RUN(iso_port_open(&b, "net_ipoibcm_limb", fab, 0xb, ",pkey=0x0001"));
+	TEST_RUN(iso_port_open(&c, "net_ipoibcm_limc", fab, 0xc, ",pkey=0x8001"));
+	TEST_RUN(test_send_frames(a.port, &a.mac, &c.mac, 10));
+	TEST_ASSERT_EQ(drain(c.port, 10, QUIET_MS), 10,
+		       "limited A reaches full C");
+	TEST_RUN(test_send_frames(c.port, &c.mac, &a.mac, 10));
+	TEST_ASSERT_EQ(drain(a.port, 10, QUIET_MS), 10,
+		       "full C reaches limited A");
+	TEST_RUN(test_send_frames(a.port, &a.mac, &b.mac, 10));
+	TEST_ASSERT_EQ(drain(b.port, 0, QUIET_MS), 0,
+		       "limited A never reaches limited B");
+	TEST_ASSERT_EQ(test_xstat(a.port, "tx_drop_no_neigh"), 10,
+		       "B cannot be resolved from A: counted");
+	TEST_RUN(test_send_frames(b.port, &b.mac, &bcast, 5));
+	TEST_ASSERT_EQ(drain(c.port, 5, QUIET_MS), 5,
+		       "B's broadcasts reach full C");
+	TEST_ASSERT_EQ(drain(a.port, 0, QUIET_MS), 0,
+		       "and never limited A");
+	test_port_destroy(c.name);
+	test_port_destroy(b.name);
+	test_port_destroy(a.name);
 	return 0;
 }
-
-static void
-raw_close(struct raw *r)
-{
-	struct ipoib_wc wc[8];
-	unsigned int i;
-
-	if (r->rc != NULL)
-		shm_qp_destroy(r->rc);
-	for (i = 0; i < 2; i++)
-		if (r->ud[i] != NULL)
-			while (shm_qp_destroy(r->ud[i]) == -EBUSY)
-				shm_cq_poll(r->cq, wc, RTE_DIM(wc));
-	if (r->cq != NULL)
-		shm_cq_destroy(r->cq);
-	if (r->port != NULL)
-		shm_port_close(r->port);
-	if (r->f != NULL)
-		shm_fabric_detach(r->f);
-}
+REGISTER_TEST(iso_pkey_limited, test_iso_pkey_limited,
+	      "pkey=0x0001 is a limited member: talks to 0x8001, not 0x0001");
 
 /* One IPoIB frame (header + IPv4/UDP) from a raw UD QP to a port. */
 static int
@@ -178,25 +157,15 @@ raw_send(struct raw *r, unsigned int qp, uint32_t qkey,
 	 const struct rte_ether_addr *dst)
 {
 	struct rte_mbuf *m = test_udp_frame(src, dst, 200, 7, false);
-	struct ipoib_hdr hdr = { .proto = RTE_BE16(RTE_ETHER_TYPE_IPV4) };
-	struct iovec iov[2];
-	struct shm_send s = { .iov = iov, .iovcnt = 2,
-			      .remote_qkey = qkey };
-	struct shm_ah ah;
+	int ret;
 
 	TEST_ASSERT(m != NULL, "frame");
-	s.remote_qpn = ((uint32_t)hw[1] << 16) | ((uint32_t)hw[2] << 8) | hw[3];
-	TEST_ASSERT_EQ(shm_ah_resolve(r->f, &hw[4], 0, &ah), 0, "AH");
-	ah.global = true;	/* the driver names UD senders by the GRH */
-	s.ah = &ah;
-	iov[0].iov_base = &hdr;
-	iov[0].iov_len = sizeof(hdr);
-	iov[1].iov_base = rte_pktmbuf_mtod_offset(m, void *,
-						  RTE_ETHER_HDR_LEN);
-	iov[1].iov_len = m->pkt_len - RTE_ETHER_HDR_LEN;
-	TEST_ASSERT_EQ(shm_qp_post_send(r->ud[qp], &s, 1), 1, "sent");
+	/* with a GRH: the sender is named by its GID at once */
+	ret = raw_post(r, qp, qkey, hw, true, RTE_ETHER_TYPE_IPV4,
+		       rte_pktmbuf_mtod_offset(m, void *, RTE_ETHER_HDR_LEN),
+		       m->pkt_len - RTE_ETHER_HDR_LEN);
 	rte_pktmbuf_free(m);
-	return 0;
+	return ret;
 }
 
 /*

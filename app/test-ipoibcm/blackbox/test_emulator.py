@@ -13,12 +13,15 @@ the port. One scenario per run:
            connecting to us are refused with REJ 3 beyond the third.
   scale    10,000 hosts and max_conns=1024 in SRQ mode: all reachable,
            1024 on RC; memory per connection printed.
+  persona  4 hosts of each personality (--personality linux, illumos),
+           in both receive modes: every host answers; Linux's unicast UD
+           (no GRH) is received, nothing dropped as from an unknown LID.
 
 Each phase of the ping tool lasts until what the scenario waits for has
 shown in its reports (then SIGUSR1 ends it), never a fixed time: GUARD_S
 only catches a hang.
 
-usage: test_emulator.py spill|reap|budget|scale
+usage: test_emulator.py spill|reap|budget|scale|persona
 """
 
 import json
@@ -297,8 +300,31 @@ def scenario_scale():
           rep.get("heap", 0))
 
 
+def scenario_persona():
+    for persona in ["linux", "illumos"]:
+        for srq in ["on", "off"]:
+            what = "%s hosts, srq=%s" % (persona, srq)
+            peers = start_peers(4, "--personality", persona)
+            ping = Ping("srq=" + srq, "--hosts", "4", "--rate", "2000",
+                        "--report", "1", "--phase", UNTIL_SIGNAL + ":0-3")
+            ping.wait_report(0, all_served, "%s: every host answers" % what)
+            xs = telemetry("/ethdev/xstats,0")
+            ping.next_phase()
+            ping.finish()
+            data = stop_peers(peers)
+            print("  xstats: rx_ud_packets %s rx_drop_unknown_lid %s" %
+                  (xs.get("rx_ud_packets"), xs.get("rx_drop_unknown_lid")),
+                  flush=True)
+            check(xs.get("rx_ud_packets", 0) > 0,
+                  "%s: the port received UD from them" % what)
+            check(xs.get("rx_drop_unknown_lid") == 0,
+                  "%s: nothing dropped as from an unknown LID" % what)
+            check(all(h["ud_rx"] + h["rc_rx"] > 0 for h in data["hosts"]),
+                  "%s: the emulator saw every host receive" % what)
+
+
 {"spill": scenario_spill, "reap": scenario_reap, "budget": scenario_budget,
- "scale": scenario_scale}[SCENARIO]()
+ "scale": scenario_scale, "persona": scenario_persona}[SCENARIO]()
 left = [f for f in os.listdir("/dev/shm") if FABRIC in f]
 check(not left, "no fabric objects left: %s" % left)
 done()

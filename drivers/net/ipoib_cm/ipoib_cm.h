@@ -125,6 +125,7 @@ struct ipoib_rxq_stats {
 	uint64_t drop_len;		/* longer than the posted buffer */
 	uint64_t drop_mcast_loop;	/* our own multicast, looped back */
 	uint64_t drop_unknown_conn;
+	uint64_t drop_unknown_lid;	/* GRH-less UD, no peer, not ARP/ND */
 	uint64_t bad_wr_id;		/* completions naming no buffer */
 	uint64_t flushed;		/* WRs completed by a QP teardown */
 	uint64_t learned;		/* peers first heard of here */

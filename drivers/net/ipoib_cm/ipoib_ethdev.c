@@ -183,9 +183,10 @@ ipoib_stats_fill(struct rte_eth_dev *dev, struct rte_eth_stats *stats,
 		pkts = s.packets - b->packets;
 		bytes = s.bytes - b->bytes;
 		errs = (s.drop_malformed + s.drop_len + s.drop_unknown_conn +
-			s.bad_wr_id) -
+			s.drop_unknown_lid + s.bad_wr_id) -
 		       (b->drop_malformed + b->drop_len +
-			b->drop_unknown_conn + b->bad_wr_id);
+			b->drop_unknown_conn + b->drop_unknown_lid +
+			b->bad_wr_id);
 		stats->ipackets += pkts;
 		stats->ibytes += bytes;
 		stats->ierrors += errs;

@@ -335,8 +335,10 @@ ipoib_shm_ah_create(struct ipoib_hca *hca, const struct ipoib_ah_attr *attr)
 		return NULL;
 	}
 	/*
-	 * With a GRH, as the verbs transport's is_global: the receive path
-	 * still names a UD sender by the GRH's SGID (issue 14 part B).
+	 * With a GRH, as the verbs transport's is_global: a receiver that
+	 * has not had our ARP/ND yet names us by the GRH's SGID, where a
+	 * GRH-less frame from an (SLID, QPN) it does not know would be
+	 * dropped (ipoib_rx_learn.c).
 	 */
 	ah->global = true;
 	return (struct ipoib_hca_ah *)(void *)ah;

@@ -121,10 +121,14 @@ ipoib_peers_init(struct ipoib_priv *priv, const char *name)
 	snprintf(nm, sizeof(nm), "iph_%u", priv->eth_dev->data->port_id);
 	pt->hw_hash = ipoib_hash_create(&priv->acct, nm, n, IPOIB_HWADDR_LEN,
 					pt->qsbr);
+	snprintf(nm, sizeof(nm), "ipl_%u", priv->eth_dev->data->port_id);
+	pt->lid_hash = ipoib_hash_create(&priv->acct, nm, n, sizeof(uint64_t),
+					 pt->qsbr);
 	snprintf(nm, sizeof(nm), "ipf_%u", priv->eth_dev->data->port_id);
 	pt->free = ipoib_ring_create(&priv->acct, IPOIB_MEM_RINGS, nm,
 				     sizeof(void *), n, RING_F_EXACT_SZ);
-	if (pt->mac_hash == NULL || pt->hw_hash == NULL || pt->free == NULL)
+	if (pt->mac_hash == NULL || pt->hw_hash == NULL ||
+	    pt->lid_hash == NULL || pt->free == NULL)
 		goto fail;
 	for (i = 0; i < n; i++) {
 		pt->peers[i].index = i;
@@ -153,6 +157,8 @@ ipoib_peers_fini(struct ipoib_priv *priv)
 		ipoib_hash_free(&priv->acct, pt->mac_hash);
 	if (pt->hw_hash != NULL)
 		ipoib_hash_free(&priv->acct, pt->hw_hash);
+	if (pt->lid_hash != NULL)
+		ipoib_hash_free(&priv->acct, pt->lid_hash);
 	ipoib_ring_free(&priv->acct, IPOIB_MEM_RINGS, pt->free);
 	ipoib_mem_free(&priv->acct, IPOIB_MEM_PEERS, pt->deferred);
 	ipoib_mem_free(&priv->acct, IPOIB_MEM_PEERS, pt->peers);
@@ -190,6 +196,62 @@ ipoib_peer_by_hw(struct ipoib_priv *priv, const struct ipoib_hwaddr *hw)
 	ipoib_hw_key(&key, hw);
 	ret = rte_hash_lookup_data(priv->pt.hw_hash, &key, &data);
 	return ipoib_peer_get(&priv->pt, ret, data);
+}
+
+/* The lid_hash key of a GRH-less UD sender: (SLID, source QPN). */
+static inline uint64_t
+ipoib_lid_key(uint16_t lid, uint32_t qpn)
+{
+	return ((uint64_t)lid << 32) | (qpn & IPOIB_QPN_MASK);
+}
+
+struct ipoib_peer *
+ipoib_peer_by_lid(struct ipoib_priv *priv, uint16_t lid, uint32_t qpn)
+{
+	uint64_t key = ipoib_lid_key(lid, qpn);
+	void *data = NULL;
+	int32_t ret = rte_hash_lookup_data(priv->pt.lid_hash, &key, &data);
+
+	return ipoib_peer_get(&priv->pt, ret, data);
+}
+
+/* Under learn_lock: the peer's (LID, QPN) no longer names it. */
+static void
+ipoib_peer_unbind_lid(struct ipoib_peers *pt, struct ipoib_peer *peer)
+{
+	uint64_t key = ipoib_lid_key(peer->lid, peer->qpn);
+	void *data = NULL;
+
+	if (peer->lid == 0)
+		return;
+	if (rte_hash_lookup_data(pt->lid_hash, &key, &data) >= 0 &&
+	    (uintptr_t)data == peer->index)
+		rte_hash_del_key(pt->lid_hash, &key);
+	__atomic_store_n(&peer->lid, 0, __ATOMIC_RELAXED);
+}
+
+/*
+ * Under learn_lock: bind (lid, peer's QPN) to the peer. A LID and QPN
+ * another peer had (its host came back with another GID) move over: the
+ * other peer loses them, so the datapath's cache of the last sender
+ * cannot name it for them.
+ */
+static void
+ipoib_peer_bind_lid(struct ipoib_peers *pt, struct ipoib_peer *peer,
+		    uint16_t lid)
+{
+	uint64_t key = ipoib_lid_key(lid, peer->qpn);
+	void *data = NULL;
+
+	ipoib_peer_unbind_lid(pt, peer);
+	if (rte_hash_lookup_data(pt->lid_hash, &key, &data) >= 0)
+		__atomic_store_n(&pt->peers[(uintptr_t)data].lid, 0,
+				 __ATOMIC_RELAXED);
+	if (rte_hash_add_key_data(pt->lid_hash, &key,
+				  (void *)(uintptr_t)peer->index) == 0)
+		__atomic_store_n(&peer->lid, lid, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_add(&pt->learn_fail, 1, __ATOMIC_RELAXED);
 }
 
 /* ARP/ND rewriting: the hardware address behind an emulated MAC. */
@@ -293,6 +355,7 @@ ipoib_peer_new(struct ipoib_priv *priv, const struct ipoib_hwaddr *hw)
 	peer->rx = NULL;
 	__atomic_store_n(&peer->dead, 0, __ATOMIC_RELAXED);
 	peer->collided = 0;
+	__atomic_store_n(&peer->lid, 0, __ATOMIC_RELAXED);
 	peer->tx_rc_pkts = peer->tx_rc_bytes = 0;
 	peer->tx_ud_pkts = peer->tx_ud_bytes = 0;
 	peer->rx_pkts = peer->rx_bytes = 0;
@@ -344,6 +407,22 @@ ipoib_peer_learn(struct ipoib_priv *priv, const struct ipoib_hwaddr *hw)
 	return peer;
 }
 
+struct ipoib_peer *
+ipoib_peer_learn_at(struct ipoib_priv *priv, const struct ipoib_hwaddr *hw,
+		    uint16_t lid, uint32_t qpn)
+{
+	struct ipoib_peer *peer = ipoib_peer_learn(priv, hw);
+
+	if (peer == NULL || lid == 0 || ipoib_hwaddr_qpn(hw) != qpn ||
+	    __atomic_load_n(&peer->lid, __ATOMIC_RELAXED) == lid)
+		return peer;
+	rte_spinlock_lock(&priv->pt.learn_lock);
+	if (!__atomic_load_n(&peer->dead, __ATOMIC_RELAXED))
+		ipoib_peer_bind_lid(&priv->pt, peer, lid);
+	rte_spinlock_unlock(&priv->pt.learn_lock);
+	return peer;
+}
+
 /* Control thread: remove a peer; it is reused after a grace period. */
 void
 ipoib_peer_forget(struct ipoib_priv *priv, struct ipoib_peer *peer)
@@ -356,6 +435,7 @@ ipoib_peer_forget(struct ipoib_priv *priv, struct ipoib_peer *peer)
 	__atomic_store_n(&peer->dead, 1, __ATOMIC_RELAXED);
 	ipoib_hw_key(&key, &peer->hw);
 	rte_hash_del_key(pt->hw_hash, &key);
+	ipoib_peer_unbind_lid(pt, peer);
 	if (rte_hash_lookup_data(pt->mac_hash, &peer->mac, &data) >= 0 &&
 	    (uintptr_t)data == peer->index)
 		rte_hash_del_key(pt->mac_hash, &peer->mac);

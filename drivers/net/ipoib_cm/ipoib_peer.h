@@ -48,6 +48,7 @@ struct ipoib_peer {
 	struct rte_ether_addr mac;
 	uint8_t dead;			/* removed, awaiting a grace period */
 	uint8_t collided;		/* another peer has our derived MAC */
+	uint16_t lid;			/* bound SLID (ARP/ND over UD), or 0 */
 	/* datapath counters: relaxed atomic adds, several queues */
 	uint64_t tx_rc_pkts;
 	uint64_t tx_rc_bytes;
@@ -89,6 +90,7 @@ struct ipoib_peer_deferred {
 struct ipoib_peers {
 	struct rte_hash *mac_hash;
 	struct rte_hash *hw_hash;
+	struct rte_hash *lid_hash;	/* (SLID, QPN) of GRH-less senders */
 	struct ipoib_peer *peers;
 	uint32_t nr_max;
 	struct rte_ring *free;		/* free peer indices */
@@ -110,6 +112,21 @@ struct ipoib_peer *ipoib_peer_by_hw(struct ipoib_priv *priv,
 				    const struct ipoib_hwaddr *hw);
 struct ipoib_peer *ipoib_peer_learn(struct ipoib_priv *priv,
 				    const struct ipoib_hwaddr *hw);
+/*
+ * A UD sender without a GRH, by the SLID and source QPN of its
+ * completion: the peer an ARP/ND message bound to them, or NULL.
+ */
+struct ipoib_peer *ipoib_peer_by_lid(struct ipoib_priv *priv, uint16_t lid,
+				     uint32_t qpn);
+/*
+ * ipoib_peer_learn() of the sender address hw an ARP/ND message taught,
+ * received on UD from LID lid and source QPN qpn (lid 0: not on UD).
+ * When hw names that QPN the peer is bound to (lid, qpn), where a real
+ * subnet's GRH-less unicast names it (issue 14).
+ */
+struct ipoib_peer *ipoib_peer_learn_at(struct ipoib_priv *priv,
+				       const struct ipoib_hwaddr *hw,
+				       uint16_t lid, uint32_t qpn);
 void ipoib_peer_forget(struct ipoib_priv *priv, struct ipoib_peer *peer);
 /*
  * Control thread: every burst that was running when token was taken has

@@ -28,6 +28,17 @@
 
 #define IPOIB_RX_FRESH	(IPOIB_BURST * 2)	/* mbufs taken per burst */
 
+/*
+ * The slow path of a UD frame without a GRH from an SLID and source QPN
+ * no peer is bound to (ipoib_rx_learn.c): delivered, as an Ethernet frame
+ * from the peer it teaches, only when it is ARP or ND whose sender
+ * address names that QPN; else freed and counted. The peer, or NULL.
+ */
+struct ipoib_peer *ipoib_rx_ud_stranger(struct ipoib_rxq *rxq,
+					struct rte_mbuf *m,
+					const struct ipoib_wc *wc,
+					uint32_t ptype_mask);
+
 /* Replacement mbufs of a burst, from one pool, taken in one call. */
 struct ipoib_rx_fresh {
 	struct rte_mbuf *m[IPOIB_RX_FRESH];
@@ -249,12 +260,16 @@ ipoib_rx_fast_decap(struct rte_mbuf *m, const struct rte_ether_addr *dst,
 
 /*
  * Ethernet emulation of one received IPoIB frame, and its peer's
- * accounting; the caller counts it for the queue.
+ * accounting; the caller counts it for the queue. wc is the UD
+ * completion (NULL on RC): an ARP/ND sender address it carries binds the
+ * peer to the completion's SLID and source QPN. src NULL: a UD frame
+ * without a GRH from a sender nothing named yet.
  */
 static __rte_always_inline bool
 ipoib_rx_deliver(struct ipoib_rxq *rxq, struct rte_mbuf *m,
 		 const struct ipoib_hwaddr *src, struct ipoib_peer *peer,
-		 bool mcast, struct ipoib_rx_acct *acct)
+		 const struct ipoib_wc *wc, bool mcast,
+		 struct ipoib_rx_acct *acct)
 {
 	struct ipoib_priv *priv = rxq->priv;
 	uint32_t ptype_mask = acct->ptype_mask;
@@ -263,6 +278,12 @@ ipoib_rx_deliver(struct ipoib_rxq *rxq, struct rte_mbuf *m,
 	if (likely(peer != NULL && !mcast &&
 		   ipoib_rx_fast_decap(m, &priv->mac, &peer->mac, ptype_mask)))
 		goto done;
+	if (unlikely(src == NULL)) {
+		peer = ipoib_rx_ud_stranger(rxq, m, wc, ptype_mask);
+		if (peer == NULL)
+			return false;
+		goto done;
+	}
 	if (unlikely(ipoib_eth_decap(m, src, mcast, &priv->eth, &learn) < 0)) {
 		IPOIB_STAT_INC(rxq->stats.drop_malformed);
 		rte_pktmbuf_free(m);
@@ -270,7 +291,8 @@ ipoib_rx_deliver(struct ipoib_rxq *rxq, struct rte_mbuf *m,
 	}
 	m->packet_type = ptype_mask != 0 ? ipoib_ptype_slow(m) & ptype_mask : 0;
 	if (unlikely(learn.valid))
-		ipoib_peer_learn(priv, &learn.hw);
+		ipoib_peer_learn_at(priv, &learn.hw, wc != NULL ? wc->slid : 0,
+				    wc != NULL ? wc->src_qp : 0);
 done:
 	if (likely(peer != NULL))
 		ipoib_rx_acct_add(acct, peer, m->pkt_len);
@@ -293,6 +315,29 @@ ipoib_rx_ud_source(struct ipoib_rxq *rxq, const struct ipoib_wc *wc,
 		return peer;
 	peer = ipoib_peer_learn(rxq->priv, src);
 	rxq->last_src = peer;
+	return peer;
+}
+
+/*
+ * The UD source of a completion without a GRH: unicast within the
+ * subnet, as Linux sends its ARP replies and datagram IP (the LRH
+ * routes; its LNH field says whether a GRH follows). The sender is its
+ * SLID and source QPN, bound to a peer by the ARP/ND that named it; NULL
+ * when none did.
+ */
+static __rte_always_inline struct ipoib_peer *
+ipoib_rx_ud_lid_source(struct ipoib_rxq *rxq, const struct ipoib_wc *wc)
+{
+	struct ipoib_peer *peer = rxq->last_src;
+
+	if (likely(peer != NULL &&
+		   !__atomic_load_n(&peer->dead, __ATOMIC_RELAXED) &&
+		   peer->qpn == wc->src_qp &&
+		   __atomic_load_n(&peer->lid, __ATOMIC_RELAXED) == wc->slid))
+		return peer;
+	peer = ipoib_peer_by_lid(rxq->priv, wc->slid, wc->src_qp);
+	if (peer != NULL)
+		rxq->last_src = peer;
 	return peer;
 }
 
@@ -344,6 +389,7 @@ ipoib_rx_ud(struct ipoib_rxq *rxq, struct rte_mbuf **pkts, uint16_t n,
 	ipoib_rx_fresh_take(&fresh, ring->pool->mp, ipoib_rx_need(ring, wc, k));
 	for (i = 0; i < k; i++) {
 		uint32_t slot = ipoib_wr_slot(wc[i].wr_id);
+		const struct ipoib_hwaddr *srcp;
 		const struct ipoib_grh *grh;
 		struct ipoib_hwaddr src;
 		struct ipoib_peer *peer;
@@ -357,8 +403,7 @@ ipoib_rx_ud(struct ipoib_rxq *rxq, struct rte_mbuf **pkts, uint16_t n,
 			ipoib_rx_stray(rxq, wc[i].wr_id);
 			continue;
 		}
-		if (unlikely(wc[i].status != IPOIB_WC_SUCCESS ||
-			     !(wc[i].wc_flags & IPOIB_WC_GRH))) {
+		if (unlikely(wc[i].status != IPOIB_WC_SUCCESS)) {
 			if (wc[i].status == IPOIB_WC_WR_FLUSH_ERR) {
 				IPOIB_STAT_INC(rxq->stats.flushed);
 				ipoib_rx_ring_drop_slot(ring, slot);
@@ -367,23 +412,37 @@ ipoib_rx_ud(struct ipoib_rxq *rxq, struct rte_mbuf **pkts, uint16_t n,
 			IPOIB_STAT_INC(rxq->stats.drop_len);
 			goto repost;
 		}
-		grh = rte_pktmbuf_mtod(ring->bufs[(size_t)slot * ring->segs],
-				       const struct ipoib_grh *);
-		mcast = grh->dgid[0] == 0xff;
-		/* our own multicast; to ourselves (lpbk_mode) is delivered */
-		if (unlikely(mcast && wc[i].src_qp == priv->ud_qpn &&
-			     wc[i].slid == priv->attr.lid)) {
-			IPOIB_STAT_INC(rxq->stats.drop_mcast_loop);
-			goto repost;
+		/* multicast always has a GRH; unicast has one if routed */
+		if (likely(wc[i].wc_flags & IPOIB_WC_GRH)) {
+			grh = rte_pktmbuf_mtod(ring->bufs[(size_t)slot *
+							  ring->segs],
+					       const struct ipoib_grh *);
+			mcast = grh->dgid[0] == 0xff;
+			/*
+			 * Our own multicast; to ourselves (lpbk_mode) is
+			 * delivered.
+			 */
+			if (unlikely(mcast && wc[i].src_qp == priv->ud_qpn &&
+				     wc[i].slid == priv->attr.lid)) {
+				IPOIB_STAT_INC(rxq->stats.drop_mcast_loop);
+				goto repost;
+			}
+			/* the GRH is overwritten by the Ethernet header */
+			kind = unlikely(mcast) ? ipoib_mcast_kind(grh->dgid) : 0;
+			peer = ipoib_rx_ud_source(rxq, &wc[i], grh, &src);
+			srcp = &src;
+		} else {
+			mcast = false;
+			kind = 0;
+			peer = ipoib_rx_ud_lid_source(rxq, &wc[i]);
+			srcp = peer != NULL ? &peer->hw : NULL;
 		}
-		/* the GRH is overwritten by the Ethernet header */
-		kind = unlikely(mcast) ? ipoib_mcast_kind(grh->dgid) : 0;
-		peer = ipoib_rx_ud_source(rxq, &wc[i], grh, &src);
 		m = ipoib_rx_chain(rxq, ring, slot, wc[i].byte_len,
 				   IPOIB_GRH_LEN, &fresh);
 		if (unlikely(m == NULL))
 			goto repost;
-		if (ipoib_rx_deliver(rxq, m, &src, peer, mcast, acct)) {
+		if (ipoib_rx_deliver(rxq, m, srcp, peer, &wc[i], mcast,
+				     acct)) {
 			acct->ud_pkts++;
 			acct->ud_bytes += m->pkt_len;
 			if (unlikely(mcast))
@@ -524,7 +583,7 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 			continue;
 		}
 		if (ipoib_rx_deliver(rxq, m, &conn->peer->hw, conn->peer,
-				     false, &acct)) {
+				     NULL, false, &acct)) {
 			acct.rc_pkts++;
 			acct.rc_bytes += m->pkt_len;
 			pkts[nb++] = m;

@@ -32,6 +32,7 @@ static const struct ipoib_xstat ipoib_rxq_xstats[] = {
 	RXQ("rx_drop_too_long", drop_len),
 	RXQ("rx_drop_mcast_loopback", drop_mcast_loop),
 	RXQ("rx_drop_unknown_conn", drop_unknown_conn),
+	RXQ("rx_drop_unknown_lid", drop_unknown_lid),
 	RXQ("rx_bad_wr_id", bad_wr_id),
 	RXQ("rx_flushed_wrs", flushed),
 	RXQ("rx_nombuf", nombuf),

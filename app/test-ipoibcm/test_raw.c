@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ *
+ * The raw port of test_raw.h.
+ */
+
+#include <errno.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include <rte_byteorder.h>
+#include <rte_common.h>
+
+#include "ipoib_wire.h"
+#include "test.h"
+#include "test_raw.h"
+
+int
+raw_open(struct raw *r, const char *fab)
+{
+	struct shm_port_conf pc = {
+		.guid = 0xfe, .name = "raw", .ib_mtu = 2048, .npkeys = 2,
+		.pkeys = { 0x8001, 0x8002 },
+	};
+	struct shm_qp_conf qc = {
+		.type = SHM_QPT_UD, .max_recv_wr = 1, .max_recv_sge = 1,
+		.qkey = IPOIB_QKEY_DEFAULT,
+	};
+	unsigned int i;
+
+	memset(r, 0, sizeof(*r));
+	TEST_ASSERT_EQ(shm_fabric_attach(fab, &r->f), 0, "attach");
+	TEST_ASSERT_EQ(shm_port_open(r->f, &pc, &r->port), 0, "raw port");
+	r->cq = shm_cq_create(r->port, 64);
+	TEST_ASSERT(r->cq != NULL, "cq");
+	qc.recv_cq = r->cq;
+	for (i = 0; i < 2; i++) {
+		qc.pkey_index = (uint16_t)i;
+		r->ud[i] = shm_qp_create(r->port, &qc);
+		TEST_ASSERT(r->ud[i] != NULL &&
+			    shm_qp_modify(r->ud[i], SHM_QPS_RTS) == 0, "UD QP");
+	}
+	qc.type = SHM_QPT_RC;
+	qc.pkey_index = 1;
+	r->rc = shm_qp_create(r->port, &qc);
+	TEST_ASSERT(r->rc != NULL, "RC QP");
+	return 0;
+}
+
+void
+raw_close(struct raw *r)
+{
+	struct ipoib_wc wc[8];
+	unsigned int i;
+
+	if (r->rc != NULL)
+		shm_qp_destroy(r->rc);
+	for (i = 0; i < 2; i++)
+		if (r->ud[i] != NULL)
+			while (shm_qp_destroy(r->ud[i]) == -EBUSY)
+				shm_cq_poll(r->cq, wc, RTE_DIM(wc));
+	if (r->cq != NULL)
+		shm_cq_destroy(r->cq);
+	if (r->port != NULL)
+		shm_port_close(r->port);
+	if (r->f != NULL)
+		shm_fabric_detach(r->f);
+}
+
+int
+raw_post(struct raw *r, unsigned int qp, uint32_t qkey, const uint8_t *hw,
+	 bool global, uint16_t proto, const void *payload, uint32_t len)
+{
+	struct ipoib_hdr hdr = { .proto = rte_cpu_to_be_16(proto) };
+	struct iovec iov[2];
+	struct shm_send s = { .iov = iov, .iovcnt = 2,
+			      .remote_qkey = qkey };
+	struct shm_ah ah;
+
+	s.remote_qpn = ((uint32_t)hw[1] << 16) | ((uint32_t)hw[2] << 8) | hw[3];
+	TEST_ASSERT_EQ(shm_ah_resolve(r->f, &hw[4], 0, &ah), 0, "AH");
+	ah.global = global;
+	s.ah = &ah;
+	iov[0].iov_base = &hdr;
+	iov[0].iov_len = sizeof(hdr);
+	iov[1].iov_base = (void *)(uintptr_t)payload;
+	iov[1].iov_len = len;
+	TEST_ASSERT_EQ(shm_qp_post_send(r->ud[qp], &s, 1), 1, "sent");
+	return 0;
+}
