@@ -15,6 +15,7 @@
 #include <rte_ethdev.h>
 #include <rte_ip.h>
 
+#include "ipoib_compat.h"
 #include "ipoib_eth.h"
 #include "ipoib_wire.h"
 #include "shm_fabric.h"
@@ -271,28 +272,29 @@ static int
 ng_run_nd(const char *srq)
 {
 	const char *fab = test_fabric("t_nogrh_nd");
-	struct __rte_packed_begin {
+	struct {	/* no padding: a 40-byte header and bytes */
 		struct rte_ipv6_hdr ip;
 		uint8_t icmp[24 + IPOIB_ND_OPT_IB_LEN];
-	} __rte_packed_end na;
+	} na;
 	uint16_t ck;
 	struct ng t;
 
+	RTE_BUILD_BUG_ON(sizeof(na) != sizeof(na.ip) + sizeof(na.icmp));
 	TEST_RUN(ng_open(&t, fab, srq));
 	memset(&na, 0, sizeof(na));
 	na.ip.vtc_flow = RTE_BE32(6u << 28);
 	na.ip.payload_len = rte_cpu_to_be_16(sizeof(na.icmp));
 	na.ip.proto = IPPROTO_ICMPV6;
 	na.ip.hop_limits = 255;
-	na.ip.src_addr[0] = 0xfe;
-	na.ip.src_addr[1] = 0x80;
-	na.ip.src_addr[15] = 2;
-	na.ip.dst_addr[0] = 0xff;	/* all-nodes, ff02::1 */
-	na.ip.dst_addr[1] = 0x02;
-	na.ip.dst_addr[15] = 1;
+	IPOIB_IPV6_SRC(&na.ip)[0] = 0xfe;
+	IPOIB_IPV6_SRC(&na.ip)[1] = 0x80;
+	IPOIB_IPV6_SRC(&na.ip)[15] = 2;
+	IPOIB_IPV6_DST(&na.ip)[0] = 0xff;	/* all-nodes, ff02::1 */
+	IPOIB_IPV6_DST(&na.ip)[1] = 0x02;
+	IPOIB_IPV6_DST(&na.ip)[15] = 1;
 	na.icmp[0] = 136;		/* neighbor advertisement */
 	na.icmp[4] = 0x20;		/* override */
-	memcpy(&na.icmp[8], na.ip.src_addr, 16);
+	memcpy(&na.icmp[8], IPOIB_IPV6_SRC(&na.ip), 16);
 	na.icmp[24] = IPOIB_ND_OPT_TLLA;
 	na.icmp[25] = IPOIB_ND_OPT_IB_LEN / 8;
 	memcpy(&na.icmp[24 + 2 + IPOIB_ND_OPT_IB_PAD], &t.r_hw,

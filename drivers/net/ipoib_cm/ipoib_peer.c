@@ -219,10 +219,12 @@ ipoib_peer_by_lid(struct ipoib_priv *priv, uint16_t lid, uint32_t qpn)
 static void
 ipoib_peer_unbind_lid(struct ipoib_peers *pt, struct ipoib_peer *peer)
 {
-	uint64_t key = ipoib_lid_key(peer->lid, peer->qpn);
+	/* peer->lid is stored by threads that do not hold learn_lock */
+	uint16_t lid = __atomic_load_n(&peer->lid, __ATOMIC_RELAXED);
+	uint64_t key = ipoib_lid_key(lid, peer->qpn);
 	void *data = NULL;
 
-	if (peer->lid == 0)
+	if (lid == 0)
 		return;
 	if (rte_hash_lookup_data(pt->lid_hash, &key, &data) >= 0 &&
 	    (uintptr_t)data == peer->index)
