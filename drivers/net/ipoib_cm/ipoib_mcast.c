@@ -534,7 +534,7 @@ mc_bcast_rec_check(const struct ipoib_priv *priv,
  * sends nothing before the join has completed. The group's MTU is capped
  * by the port's. A transport without an SA, a refusal or no answer in
  * IPOIB_SA_JOIN_NS leaves the defaults (Q_Key 0x0b1b, the port's MTU):
- * logged and counted in mc_joins_refused; the port still comes up, as
+ * logged and counted in mcast_joins_refused; the port still comes up, as
  * the groups are then attached without a join, as before the SA existed.
  */
 void
