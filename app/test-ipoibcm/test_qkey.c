@@ -10,7 +10,7 @@
  * with the group's Q_Key and refused (hca_qkey_drops) with the old constant
  * 0x0b1b; frames longer than the group's UD MTU (1020) are fragmented
  * (IPv4) or answered with ICMP "fragmentation needed" (DF). In both
- * receive modes.
+ * receive modes. And a port the SA refuses keeps the defaults.
  */
 
 #include <netinet/ip_icmp.h>
@@ -218,3 +218,32 @@ test_qkey_from_join(void)
 }
 REGISTER_TEST(qkey_from_join, test_qkey_from_join,
 	      "Q_Key and UD MTU from the broadcast group's record");
+
+/*
+ * A port whose IB MTU (1024) is below the group's (2048, the SA's
+ * default) may not join (opensm refuses it too): it keeps the defaults,
+ * Q_Key 0x0b1b and UD MTU 1020, and counts the refusal.
+ */
+static int
+test_qkey_join_refused(void)
+{
+	const char *name = "net_ipoibcm_qkr";
+	const struct ipoib_priv *priv;
+	char args[96];
+	uint16_t port;
+
+	snprintf(args, sizeof(args), "fabric=%s,ib_mtu=1024",
+		 test_fabric("t_qkey_ref"));
+	TEST_RUN(test_port_create(name, args, 1, 1500, &port));
+	priv = ipoib_priv_of_port(port);
+	TEST_ASSERT(priv != NULL, "port %u is ours", port);
+	TEST_ASSERT_EQ(priv->qkey, IPOIB_QKEY_DEFAULT, "the default Q_Key");
+	TEST_ASSERT_EQ(priv->ud_mtu, 1024 - IPOIB_HDR_LEN,
+		       "the port's UD MTU");
+	TEST_ASSERT_EQ(test_xstat(port, "mcast_joins_refused"), 1,
+		       "the refused join counted");
+	test_port_destroy(name);
+	return 0;
+}
+REGISTER_TEST(qkey_join_refused, test_qkey_join_refused,
+	      "broadcast join refused: default Q_Key and MTU, counted");
