@@ -18,7 +18,6 @@
 
 #include <rte_arp.h>
 #include <rte_ethdev.h>
-#include <rte_icmp.h>
 #include <rte_ip.h>
 
 #include "ipoib_cm.h"
@@ -133,7 +132,7 @@ qk_big(struct test_net *net)
 {
 	struct rte_mbuf *m, *rx[4];
 	const struct rte_ipv4_hdr *ip;
-	const struct rte_icmp_hdr *icmp;
+	const uint8_t *icmp;	/* RFC 792: type, code, sum, 0, MTU */
 	uint16_t n;
 	bool ok;
 
@@ -158,11 +157,10 @@ qk_big(struct test_net *net)
 		       "A's application gets the ICMP error");
 	ip = rte_pktmbuf_mtod_offset(rx[0], const struct rte_ipv4_hdr *,
 				     RTE_ETHER_HDR_LEN);
-	icmp = (const struct rte_icmp_hdr *)(ip + 1);
+	icmp = (const uint8_t *)(ip + 1);
 	ok = ip->next_proto_id == IPPROTO_ICMP &&
-	     icmp->icmp_type == ICMP_DEST_UNREACH &&
-	     icmp->icmp_code == ICMP_FRAG_NEEDED &&
-	     rte_be_to_cpu_16(icmp->icmp_seq_nb) == QK_UD_MTU;
+	     icmp[0] == ICMP_DEST_UNREACH && icmp[1] == ICMP_FRAG_NEEDED &&
+	     (icmp[6] << 8 | icmp[7]) == QK_UD_MTU;
 	rte_pktmbuf_free(rx[0]);
 	TEST_ASSERT(ok, "ICMP fragmentation needed, next-hop MTU %u",
 		    QK_UD_MTU);
