@@ -235,7 +235,7 @@ struct peers {
 	struct peers_conn *conns;
 	uint32_t nr_conns, cap_conns, free_conn;
 	uint32_t cm_cursor;
-	uint32_t qkey;			/* UD: the broadcast group's (linux) */
+	uint32_t qkey;			/* UD: the broadcast group's */
 	uint32_t ud_mtu;		/* UD payload with the IPoIB header */
 	bool idle;			/* --idle-after passed: send nothing */
 	bool stopping;			/* exiting: REJ new connections */

@@ -277,7 +277,7 @@ peers_hosts_open(struct peers *P)
 	P->hosts = calloc(n, sizeof(*P->hosts));
 	if (P->hosts == NULL)
 		return -ENOMEM;
-	/* linux: from the broadcast group's record (peers_persona_join) */
+	/* from the broadcast group's record (peers_persona_join) */
 	P->qkey = IPOIB_QKEY_DEFAULT;
 	P->ud_mtu = P->conf.ib_mtu;
 	ret = shm_fabric_attach(P->conf.fabric, &P->f);

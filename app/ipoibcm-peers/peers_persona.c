@@ -122,10 +122,14 @@ peers_persona_hold(struct peers *P, struct peers_peer *pe, uint16_t type,
 }
 
 /*
- * Linux: join the broadcast group through the SA before the interface
- * is up, and take its Q_Key and MTU (the first host's answer; all share
- * the partition). The emulator waits for the answer here, as ipoib
- * keeps the carrier off until the broadcast join completes.
+ * Every host joins the broadcast group through the SA as a full member
+ * before its interface is up, and takes its Q_Key and MTU (the first
+ * host's answer; all share the partition). Linux: ipoib keeps the
+ * carrier off until the broadcast join completes; the emulator waits for
+ * the answer here. illumos ibd joins the broadcast group as a full
+ * member when it starts and sends with its Q_Key (ibd.c:
+ * ibd_async_acache(), id_mcinfo->mc_qkey). Once the group exists only
+ * its full members receive broadcast, the driver among them.
  */
 int
 peers_persona_join(struct peers *P, struct peers_host *h)
@@ -135,8 +139,6 @@ peers_persona_join(struct peers *P, struct peers_host *h)
 	struct shm_sa_event ev;
 	int ret;
 
-	if (P->conf.persona != PEERS_PERSONA_LINUX)
-		return 0;
 	ipoib_mgid_bcast(rec.mgid, P->conf.pkey | IPOIB_PKEY_FULL);
 	ret = shm_sa_mc_join(h->port, &rec, 0);
 	while (ret == 0 && shm_sa_poll(h->port, &ev, 1) == 0) {

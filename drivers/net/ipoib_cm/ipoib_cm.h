@@ -203,10 +203,11 @@ struct ipoib_txq {
 	struct ipoib_tx_run *frag_run;	/* fragments of one frame */
 	struct ipoib_peer *last_peer;	/* the last unicast destination */
 	uint16_t queue_id;
-	uint32_t qsbr_id;
-	uint32_t handoff;		/* ipoib_queue_enter() */
 	uint8_t stopped;		/* tx_queue_stop(): bursts return 0 */
 	uint8_t deferred;		/* not started by dev_start */
+	uint32_t qsbr_id;
+	uint32_t handoff;		/* ipoib_queue_enter() */
+	uint32_t ud_qkey;		/* remote Q_Key of UD sends: priv->qkey */
 	struct ipoib_mc_last mc_last;	/* ipoib_mcast_snoop() */
 	/* a MAC the subnet did not know, not asked again for a while */
 	struct rte_ether_addr neg_mac;
@@ -305,7 +306,9 @@ struct ipoib_priv {
 	struct ipoib_eth_ctx eth;	/* MAC, hwaddr, P_Key for framing */
 	struct rte_ether_addr mac;
 	uint16_t pkey;			/* full member */
-	uint16_t ud_mtu;		/* ib_mtu - 4 */
+	/* from the broadcast group's record (ipoib_mcast_bcast_join()) */
+	uint16_t ud_mtu;		/* largest UD payload: MTU - 4 */
+	uint32_t qkey;			/* of the UD QP and every UD send */
 	uint32_t rc_buf;		/* RC receive WR bytes: MTU + 4 */
 	bool srq;			/* receive mode chosen at start */
 	bool started;

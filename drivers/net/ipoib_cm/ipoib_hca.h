@@ -115,6 +115,16 @@ struct ipoib_ah_attr {
 	bool multicast;
 };
 
+/*
+ * What the subnet administrator answered a join with: the group's
+ * MCMemberRecord (IBTA 15.2.5.17), the fields the port takes from it.
+ */
+struct ipoib_mc_rec {
+	uint32_t qkey;
+	uint16_t mtu;			/* bytes: 256 .. 4096 */
+	uint16_t mlid;
+};
+
 /* Connection management, at the level of librdmacm / ib_cm events
  * (enum ipoib_cm_event_type, ipoib_hca_types.h).
  */
@@ -240,6 +250,18 @@ struct ipoib_hca_ops {
 
 	int (*mcast_attach)(struct ipoib_hca_qp *qp, const uint8_t *mgid);
 	int (*mcast_detach)(struct ipoib_hca_qp *qp, const uint8_t *mgid);
+	/*
+	 * Control context: join group mgid of partition pkey as a full
+	 * member through the subnet administrator. The query is posted and
+	 * returns at once; the answer comes from mc_join_poll() later: 1
+	 * and the group's record, the SA's refusal (negative errno), or 0
+	 * while none has come. One join at a time. NULL (both): the
+	 * transport asks no SA; the port keeps the defaults
+	 * (ipoib_mcast_bcast_join()).
+	 */
+	int (*mc_join)(struct ipoib_hca *hca, const uint8_t *mgid,
+		       uint16_t pkey);
+	int (*mc_join_poll)(struct ipoib_hca *hca, struct ipoib_mc_rec *rec);
 
 	/* CM: all calls from the control thread. */
 	int (*cm_listen)(struct ipoib_hca *hca, uint64_t service_id);

@@ -362,6 +362,40 @@ ipoib_shm_mcast_detach(struct ipoib_hca_qp *qp, const uint8_t *mgid)
 	return shm_mcast_detach(TO_SHM(qp, qp), mgid);
 }
 
+/*
+ * The join names what Linux's broadcast join names (ipoib_multicast.c,
+ * ipoib_mcast_join(): MGID, port GID, P_Key, JoinState), so it joins the
+ * group as the SA made it; the answer brings the group's Q_Key and MTU.
+ */
+static int
+ipoib_shm_mc_join(struct ipoib_hca *hca, const uint8_t *mgid, uint16_t pkey)
+{
+	struct shm_sa_mcmember rec = {
+		.comp_mask = SHM_SA_MC_PKEY,
+		.pkey = pkey,
+		.join_state = SHM_SA_JOIN_FULL,
+	};
+
+	memcpy(rec.mgid, mgid, IPOIB_GID_LEN);
+	return shm_sa_mc_join(hca->port, &rec, 0);
+}
+
+static int
+ipoib_shm_mc_join_poll(struct ipoib_hca *hca, struct ipoib_mc_rec *rec)
+{
+	struct shm_sa_event ev;
+
+	/* the port asks the SA nothing else: the answer is the join's */
+	if (shm_sa_poll(hca->port, &ev, 1) != 1)
+		return 0;
+	if (ev.status < 0)
+		return ev.status;
+	rec->qkey = ev.mc.qkey;
+	rec->mtu = ev.mc.mtu;
+	rec->mlid = ev.mc.mlid;
+	return 1;
+}
+
 static int
 ipoib_shm_cm_listen(struct ipoib_hca *hca, uint64_t service_id)
 {
@@ -722,6 +756,8 @@ const struct ipoib_hca_ops ipoib_hca_shm_ops = {
 	.ah_destroy = ipoib_shm_ah_destroy,
 	.mcast_attach = ipoib_shm_mcast_attach,
 	.mcast_detach = ipoib_shm_mcast_detach,
+	.mc_join = ipoib_shm_mc_join,
+	.mc_join_poll = ipoib_shm_mc_join_poll,
 	.cm_listen = ipoib_shm_cm_listen,
 	.cm_connect = ipoib_shm_cm_connect,
 	.cm_accept = ipoib_shm_cm_accept,

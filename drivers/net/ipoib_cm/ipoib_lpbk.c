@@ -92,7 +92,7 @@ ipoib_lpbk_send(struct ipoib_txq *txq, struct rte_mbuf **pkts, uint16_t n)
 		wr[k].m = m;
 		wr[k].ah = priv->lpbk_ah;
 		wr[k].remote_qpn = priv->ud_qpn;
-		wr[k].remote_qkey = IPOIB_QKEY_DEFAULT;
+		wr[k].remote_qkey = txq->ud_qkey;
 		bytes += len;
 		k++;
 	}

@@ -503,6 +503,87 @@ ipoib_mcast_tel(const struct ipoib_priv *priv, struct rte_tel_data *d)
 		rte_tel_data_free(groups);
 }
 
+/*
+ * How long the probe waits for the SA's answer to the broadcast join:
+ * the timeout of Linux's MCMemberRecord queries (core/multicast.c,
+ * mcast_work_handler(): 3000 ms).
+ */
+#define IPOIB_SA_JOIN_NS	(3000 * IPOIB_NS_PER_MS)
+
+/* The record's fields the port takes, or why they are not taken. */
+static int
+mc_bcast_rec_check(const struct ipoib_priv *priv,
+		   const struct ipoib_mc_rec *rec)
+{
+	if (rec->mtu < 256 || rec->mtu > 4096 ||
+	    (rec->mtu & (rec->mtu - 1)) != 0) {
+		IPOIB_LOG(WARNING, "port %u: the broadcast group's MTU %u is "
+			  "not an IB MTU", mc_port(priv), rec->mtu);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/*
+ * Probe and reset, before the UD QP exists: join the IPv4 broadcast group
+ * through the subnet administrator and take the port's Q_Key and UD MTU
+ * from its MCMemberRecord, as Linux does (ipoib_multicast.c,
+ * ipoib_mcast_join_finish(): priv->qkey and the broadcast MTU from the
+ * broadcast group's record; ipoib_mcast_join_task() keeps the carrier
+ * off until then). The UD QP is then made with that Q_Key, so the port
+ * sends nothing before the join has completed. The group's MTU is capped
+ * by the port's. A transport without an SA, a refusal or no answer in
+ * IPOIB_SA_JOIN_NS leaves the defaults (Q_Key 0x0b1b, the port's MTU):
+ * logged and counted in mcast_joins_refused; the port still comes up, as
+ * the groups are then attached without a join, as before the SA existed.
+ */
+void
+ipoib_mcast_bcast_join(struct ipoib_priv *priv)
+{
+	const struct ipoib_hca_ops *ops = priv->ops;
+	uint16_t mtu = priv->attr.ib_mtu;
+	uint8_t mgid[IPOIB_GID_LEN];
+	struct ipoib_mc_rec rec = { 0 };
+	uint64_t deadline, now;
+	int ret;
+
+	priv->qkey = IPOIB_QKEY_DEFAULT;
+	if (ops->mc_join == NULL || ops->mc_join_poll == NULL) {
+		IPOIB_LOG(INFO, "port %u: the %s transport asks no subnet "
+			  "administrator: Q_Key 0x%08x, UD MTU %u of the port",
+			  mc_port(priv), ops->name, priv->qkey,
+			  mtu - IPOIB_HDR_LEN);
+		goto out;
+	}
+	ipoib_mgid_bcast(mgid, priv->pkey);
+	deadline = ipoib_now_ns() + IPOIB_SA_JOIN_NS;
+	ret = ops->mc_join(priv->hca, mgid, priv->pkey);
+	while (ret == 0 && (ret = ops->mc_join_poll(priv->hca, &rec)) == 0) {
+		now = ipoib_now_ns();
+		if (now >= deadline)
+			ret = -ETIMEDOUT;
+		else
+			ops->ctrl_wait(priv->hca, deadline - now);
+	}
+	if (ret > 0)
+		ret = mc_bcast_rec_check(priv, &rec);
+	if (ret < 0) {
+		priv->cstats.mc_joins_refused++;
+		IPOIB_LOG(WARNING, "port %u: the broadcast group's join "
+			  "failed (%s): Q_Key 0x%08x and UD MTU %u are the "
+			  "defaults, not the subnet's", mc_port(priv),
+			  strerror(-ret), priv->qkey, mtu - IPOIB_HDR_LEN);
+		goto out;
+	}
+	priv->qkey = rec.qkey;
+	mtu = RTE_MIN(mtu, rec.mtu);
+	IPOIB_LOG(INFO, "port %u: broadcast group joined (MLID 0x%04x, MTU "
+		  "%u): Q_Key 0x%08x, UD MTU %u", mc_port(priv), rec.mlid,
+		  rec.mtu, priv->qkey, mtu - IPOIB_HDR_LEN);
+out:
+	priv->ud_mtu = mtu - IPOIB_HDR_LEN;
+}
+
 /* Probe and reset: broadcast (required), all-nodes (IPv6 ND). */
 int
 ipoib_mcast_open(struct ipoib_priv *priv)

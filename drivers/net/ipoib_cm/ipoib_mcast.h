@@ -128,6 +128,11 @@ struct ipoib_mc {
 	struct ipoib_mc_pub pub;
 };
 
+/*
+ * Probe and reset, before the UD QP is made: priv->qkey and priv->ud_mtu
+ * from the broadcast group's MCMemberRecord (ipoib_mcast.c says how).
+ */
+void ipoib_mcast_bcast_join(struct ipoib_priv *priv);
 /* Port open/close (probe, reset, close): the port's own groups. */
 int ipoib_mcast_open(struct ipoib_priv *priv);
 void ipoib_mcast_close(struct ipoib_priv *priv);

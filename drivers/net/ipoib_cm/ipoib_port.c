@@ -42,7 +42,7 @@ ipoib_ud_open(struct ipoib_priv *priv, const char *name, int pkey_index)
 		.max_send_wr = IPOIB_MAX_DESC,
 		.max_recv_sge = 1,
 		.pkey_index = (uint16_t)pkey_index,
-		.qkey = IPOIB_QKEY_DEFAULT,
+		.qkey = priv->qkey,
 		.qp_context = UINT32_MAX,
 	};
 	int ret;
@@ -181,7 +181,8 @@ ipoib_port_open(struct ipoib_priv *priv, const char *name)
 		goto fail_hca;
 	}
 	priv->pkey = priv->cfg.pkey | IPOIB_PKEY_FULL;
-	priv->ud_mtu = priv->attr.ib_mtu - IPOIB_HDR_LEN;
+	/* Q_Key and UD MTU, before the UD QP that uses them */
+	ipoib_mcast_bcast_join(priv);
 	ret = ipoib_peers_init(priv, name);
 	if (ret < 0)
 		goto fail_hca;

@@ -97,6 +97,8 @@ ipoib_tel_summary(const char *cmd, const char *params, struct rte_tel_data *d)
 		"stopped" : priv->srq ? "SRQ" : "non-SRQ");
 	rte_tel_data_add_dict_uint(d, "ud_qpn", priv->ud_qpn);
 	rte_tel_data_add_dict_uint(d, "mtu", priv->eth_dev->data->mtu);
+	rte_tel_data_add_dict_uint(d, "ud_mtu", priv->ud_mtu);
+	rte_tel_data_add_dict_uint(d, "qkey", priv->qkey);
 	rte_tel_data_add_dict_uint(d, "max_conns", priv->cfg.max_conns);
 	rte_tel_data_add_dict_uint(d, "peers", g.peers);
 	rte_tel_data_add_dict_uint(d, "tx_connected", g.tx_connected);

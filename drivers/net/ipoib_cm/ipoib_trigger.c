@@ -126,6 +126,7 @@ ipoib_start_queues(struct rte_eth_dev *dev, struct ipoib_priv *priv)
 
 		txq->post_send = priv->ops->post_send;
 		txq->ud_qp = priv->ud_qp;
+		txq->ud_qkey = priv->qkey;
 		txq->last_peer = NULL;
 		rte_rcu_qsbr_thread_register(priv->pt.qsbr, txq->qsbr_id);
 	}

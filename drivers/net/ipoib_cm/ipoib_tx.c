@@ -362,7 +362,7 @@ ipoib_tx_too_long(struct ipoib_txq *txq, struct rte_mbuf *m,
 				r->wr[r->n].m = frags[i];
 				r->wr[r->n].ah = rt->ah;
 				r->wr[r->n].remote_qpn = rt->qpn;
-				r->wr[r->n].remote_qkey = IPOIB_QKEY_DEFAULT;
+				r->wr[r->n].remote_qkey = txq->ud_qkey;
 				r->peer[r->n++] = rt->peer;
 				if (r->n == IPOIB_TX_BURST)
 					ok = ipoib_tx_flush_own(txq, r);
@@ -479,7 +479,7 @@ ipoib_tx_burst_send(struct ipoib_txq *txq, struct rte_mbuf **pkts, uint16_t n)
 		r->wr[r->n].m = m;
 		r->wr[r->n].ah = rt.ah;
 		r->wr[r->n].remote_qpn = rt.qpn;
-		r->wr[r->n].remote_qkey = IPOIB_QKEY_DEFAULT;
+		r->wr[r->n].remote_qkey = txq->ud_qkey;
 		r->peer[r->n] = rt.peer;
 		r->n++;
 	}
@@ -533,6 +533,9 @@ ipoib_txq_setup(struct rte_eth_dev *dev, uint16_t qid, uint16_t nb_desc,
 	struct ipoib_mem_mark m;
 	struct ipoib_txq *txq;
 
+	/* read with every UD send: in the burst's first cache line */
+	RTE_BUILD_BUG_ON(offsetof(struct ipoib_txq, ud_qkey) +
+			 sizeof(txq->ud_qkey) > RTE_CACHE_LINE_SIZE);
 	ipoib_txq_release(dev, qid);
 	txq = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_QUEUES, "ipoib_txq",
 				sizeof(*txq), RTE_CACHE_LINE_SIZE, (int)socket);

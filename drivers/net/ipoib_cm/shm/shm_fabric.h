@@ -369,8 +369,8 @@ void shm_port_get_faults(const struct shm_port *p, struct ipoib_faults *fl);
  * - Full members receive the group's traffic; send-only members
  *   (SendOnlyNonMember 0x4 or SendOnlyFullMember 0x8) may send and never
  *   receive, even with a QP attached. A QP attached to an MGID the SA
- *   has no group for still receives (today's driver attaches without
- *   joining; issue 14 part B joins).
+ *   has no group for still receives (the driver joins the IPv4
+ *   broadcast group only and attaches the others without joining).
  * - A port's memberships end with the port (closed or its process dead).
  * - The answer's status: 0, -ENOENT (no such record: unknown GID, no
  *   shared partition, leave of a group not joined), -EINVAL (refused).
