@@ -283,6 +283,29 @@ rx_zero16(const uint8_t *a)
 	return memcmp(a, zero, sizeof(zero)) == 0;
 }
 
+/*
+ * The hardware address in the last option of type (SLLA or TLLA) of the
+ * ND message l4 (plen bytes, options after PK_ND_NS_LEN), or NULL; -1
+ * if the options are malformed (RFC 4861 s7.1.1, s7.1.2: none of length
+ * 0, none past the end).
+ */
+static int
+rx_nd_lla(const uint8_t *l4, uint32_t plen, uint8_t type,
+	  const uint8_t **lla)
+{
+	uint32_t off, olen;
+
+	*lla = NULL;
+	for (off = PK_ND_NS_LEN; off + 2 <= plen; off += olen) {
+		olen = l4[off + 1] * 8u;
+		if (olen == 0 || olen > plen - off)
+			return -1;
+		if (l4[off] == type && olen == IPOIB_ND_OPT_IB_LEN)
+			*lla = l4 + off + 2 + IPOIB_ND_OPT_IB_PAD;
+	}
+	return 0;
+}
+
 /* A Neighbor Solicitation for our address: a Neighbor Advertisement. */
 static void
 rx_ns(struct peers_rx *r, const uint8_t *ip, const uint8_t *l4,
@@ -291,9 +314,9 @@ rx_ns(struct peers_rx *r, const uint8_t *ip, const uint8_t *l4,
 	static const uint8_t all_nodes[16] = { 0xff, 0x02, [15] = 0x01 };
 	struct peers_host *h = r->h;
 	uint8_t *out = r->P->tx_buf, *na = out + PK_IPV6_HLEN;
-	const uint8_t *slla = NULL;
+	const uint8_t *slla;
 	bool dad = rx_zero16(ip + 8);
-	uint32_t off, olen, peer;
+	uint32_t peer;
 	uint8_t mgid[IPOIB_GID_LEN];
 
 	if (ip[7] != PK_ND_HOP_LIMIT || l4[1] != 0 || plen < PK_ND_NS_LEN ||
@@ -303,14 +326,9 @@ rx_ns(struct peers_rx *r, const uint8_t *ip, const uint8_t *l4,
 	}
 	rx_count(r);
 	/* RFC 4861 s7.1.1: options well formed; no SLLA from :: */
-	for (off = PK_ND_NS_LEN; off + 2 <= plen; off += olen) {
-		olen = l4[off + 1] * 8u;
-		if (olen == 0 || olen > plen - off) {
-			h->st.dropped++;
-			return;
-		}
-		if (l4[off] == IPOIB_ND_OPT_SLLA && olen == IPOIB_ND_OPT_IB_LEN)
-			slla = l4 + off + 2 + IPOIB_ND_OPT_IB_PAD;
+	if (rx_nd_lla(l4, plen, IPOIB_ND_OPT_SLLA, &slla) < 0) {
+		h->st.dropped++;
+		return;
 	}
 	if ((dad && slla != NULL) || r->P->idle) {
 		h->st.dropped++;
@@ -365,9 +383,8 @@ static void
 rx_na(struct peers_rx *r, const uint8_t *ip, const uint8_t *l4,
       uint32_t plen)
 {
-	const uint8_t *tlla = NULL;
+	const uint8_t *tlla;
 	struct ipoib_hwaddr hw;
-	uint32_t off, olen;
 
 	if (ip[7] != PK_ND_HOP_LIMIT || l4[1] != 0 || plen < PK_ND_NS_LEN ||
 	    l4[8] == 0xff || (ip[24] == 0xff && (l4[4] & PK_NA_F_SOLICITED))) {
@@ -375,14 +392,9 @@ rx_na(struct peers_rx *r, const uint8_t *ip, const uint8_t *l4,
 		return;
 	}
 	rx_count(r);
-	for (off = PK_ND_NS_LEN; off + 2 <= plen; off += olen) {
-		olen = l4[off + 1] * 8u;
-		if (olen == 0 || olen > plen - off) {
-			r->h->st.dropped++;
-			return;
-		}
-		if (l4[off] == IPOIB_ND_OPT_TLLA && olen == IPOIB_ND_OPT_IB_LEN)
-			tlla = l4 + off + 2 + IPOIB_ND_OPT_IB_PAD;
+	if (rx_nd_lla(l4, plen, IPOIB_ND_OPT_TLLA, &tlla) < 0) {
+		r->h->st.dropped++;
+		return;
 	}
 	if (tlla == NULL || !(l4[4] & PK_NA_F_OVERRIDE))
 		return;
