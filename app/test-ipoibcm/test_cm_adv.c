@@ -25,6 +25,17 @@
 static const uint8_t adv_ip4[4] = { 10, 0, 0, 1 };
 static const uint8_t adv_ip6[16] = { 0xfe, 0x80, [15] = 0x01 };
 
+/* A's application sends frame f. */
+static int
+adv_tx(const struct test_net *net, const uint8_t *f, uint32_t len)
+{
+	struct rte_mbuf *m = test_mbuf(test_mempool(), f, len);
+
+	TEST_ASSERT(m != NULL, "");
+	TEST_ASSERT_EQ(rte_eth_tx_burst(net->port[0], 0, &m, 1), 1, "sent");
+	return 0;
+}
+
 /* A's application: who has 10.0.0.99 (broadcast), as Linux writes it. */
 static int
 adv_send_arp(const struct test_net *net)
@@ -32,7 +43,6 @@ adv_send_arp(const struct test_net *net)
 	uint8_t f[RTE_ETHER_HDR_LEN + sizeof(struct rte_arp_hdr)];
 	struct rte_ether_hdr *eh = (struct rte_ether_hdr *)f;
 	struct rte_arp_hdr a;
-	struct rte_mbuf *m;
 
 	memset(eh->dst_addr.addr_bytes, 0xff, RTE_ETHER_ADDR_LEN);
 	eh->src_addr = net->mac[0];
@@ -47,10 +57,7 @@ adv_send_arp(const struct test_net *net)
 	memcpy(&a.arp_data.arp_sip, adv_ip4, 4);
 	a.arp_data.arp_tip = RTE_BE32(RTE_IPV4(10, 0, 0, 99));
 	memcpy(f + RTE_ETHER_HDR_LEN, &a, sizeof(a));
-	m = test_mbuf(test_mempool(), f, sizeof(f));
-	TEST_ASSERT(m != NULL, "");
-	TEST_ASSERT_EQ(rte_eth_tx_burst(net->port[0], 0, &m, 1), 1, "ARP");
-	return 0;
+	return adv_tx(net, f, sizeof(f));
 }
 
 /* A's application: NS for fe80::63 from fe80::1, with its SLLA. */
@@ -63,7 +70,6 @@ adv_send_ns(const struct test_net *net)
 	uint8_t *icmp = f + RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv6_hdr);
 	struct rte_ether_hdr *eh = (struct rte_ether_hdr *)f;
 	struct rte_ipv6_hdr ip6;
-	struct rte_mbuf *m;
 	uint16_t ck;
 
 	eh->dst_addr = (struct rte_ether_addr){
@@ -87,10 +93,7 @@ adv_send_ns(const struct test_net *net)
 	ck = rte_ipv6_udptcp_cksum(&ip6, icmp);
 	memcpy(icmp + 2, &ck, sizeof(ck));
 	memcpy(f + RTE_ETHER_HDR_LEN, &ip6, sizeof(ip6));
-	m = test_mbuf(test_mempool(), f, sizeof(f));
-	TEST_ASSERT(m != NULL, "");
-	TEST_ASSERT_EQ(rte_eth_tx_burst(net->port[0], 0, &m, 1), 1, "NS");
-	return 0;
+	return adv_tx(net, f, sizeof(f));
 }
 
 static int
