@@ -41,12 +41,13 @@ static int
 adv_send_arp(const struct test_net *net)
 {
 	uint8_t f[RTE_ETHER_HDR_LEN + sizeof(struct rte_arp_hdr)];
-	struct rte_ether_hdr *eh = (struct rte_ether_hdr *)f;
+	struct rte_ether_hdr eh;
 	struct rte_arp_hdr a;
 
-	memset(eh->dst_addr.addr_bytes, 0xff, RTE_ETHER_ADDR_LEN);
-	eh->src_addr = net->mac[0];
-	eh->ether_type = RTE_BE16(RTE_ETHER_TYPE_ARP);
+	memset(eh.dst_addr.addr_bytes, 0xff, RTE_ETHER_ADDR_LEN);
+	eh.src_addr = net->mac[0];
+	eh.ether_type = RTE_BE16(RTE_ETHER_TYPE_ARP);
+	memcpy(f, &eh, sizeof(eh));
 	memset(&a, 0, sizeof(a));
 	a.arp_hardware = RTE_BE16(RTE_ARP_HRD_ETHER);
 	a.arp_protocol = RTE_BE16(RTE_ETHER_TYPE_IPV4);
@@ -68,14 +69,15 @@ adv_send_ns(const struct test_net *net)
 					 [15] = 0x63 };
 	uint8_t f[RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv6_hdr) + 32];
 	uint8_t *icmp = f + RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv6_hdr);
-	struct rte_ether_hdr *eh = (struct rte_ether_hdr *)f;
+	struct rte_ether_hdr eh = {
+		.dst_addr = { { 0x33, 0x33, 0xff, 0x00, 0x00, 0x63 } },
+		.ether_type = RTE_BE16(RTE_ETHER_TYPE_IPV6),
+	};
 	struct rte_ipv6_hdr ip6;
 	uint16_t ck;
 
-	eh->dst_addr = (struct rte_ether_addr){
-		{ 0x33, 0x33, 0xff, 0x00, 0x00, 0x63 } };
-	eh->src_addr = net->mac[0];
-	eh->ether_type = RTE_BE16(RTE_ETHER_TYPE_IPV6);
+	eh.src_addr = net->mac[0];
+	memcpy(f, &eh, sizeof(eh));
 	memset(&ip6, 0, sizeof(ip6));
 	ip6.vtc_flow = RTE_BE32(6u << 28);
 	ip6.payload_len = RTE_BE16(32);
