@@ -138,6 +138,10 @@ struct peers_stats {
 	uint64_t cm_bad_qpn;	/* REP: not the QPN our REQ went to */
 	uint64_t cm_queued;	/* linux: held while connecting, sent on RC */
 	uint64_t cm_queue_drops;	/* linux: beyond the queue, or REJ */
+	/* ARP replies and NAs about a known peer (peers_persona.c): */
+	uint64_t neigh_updates;		/* taken: the peer's flags set */
+	uint64_t neigh_rc_lost;		/* of which dropped connected mode */
+	uint64_t neigh_locked;		/* linux: ignored within locktime */
 };
 
 enum peers_act {
@@ -169,6 +173,7 @@ struct peers_peer {
 	uint8_t gid[IPOIB_GID_LEN];
 	uint8_t flags;
 	bool flags_known;
+	uint64_t flags_ns;		/* when flags were last set */
 	uint8_t sid_try;		/* service IDs tried (peers_persona.c) */
 	uint8_t nq;			/* linux: packets held while connecting */
 	struct peers_held *q[PEERS_LINUX_QUEUE];
@@ -276,6 +281,9 @@ void peers_tables_fini(struct peers *P);
 uint32_t peers_peer_get(struct peers *P, uint32_t host, uint32_t qpn,
 			const uint8_t *gid);
 void peers_peer_set_flags(struct peers *P, uint32_t peer, uint8_t flags);
+/* The peer (host, qpn, gid) if the host has heard of it; UINT32_MAX. */
+uint32_t peers_peer_find(const struct peers *P, uint32_t host, uint32_t qpn,
+			 const uint8_t *gid);
 const struct shm_ah *peers_ah_get(struct peers *P, const uint8_t *gid);
 uint32_t peers_conn_ctx(const struct peers *P, uint32_t idx);
 struct peers_conn *peers_conn_from_ctx(struct peers *P, uint32_t ctx);
@@ -307,6 +315,8 @@ uint32_t peers_persona_adv_mtu(const struct peers *P);
 bool peers_persona_hold(struct peers *P, struct peers_peer *pe,
 			uint16_t type, const uint8_t *pkt, uint32_t len);
 int peers_persona_join(struct peers *P, struct peers_host *h);
+void peers_persona_neigh_update(struct peers *P, uint32_t host,
+				const struct ipoib_hwaddr *hw, bool override);
 
 /* peers_report.c */
 void peers_report_table(const struct peers *P, FILE *out);

@@ -21,7 +21,12 @@
  *   handle comes from the SA's path record, which within the subnet has
  *   hop limit 0 and so no IB_AH_GRH);
  * - joins the broadcast group through the SA and takes Q_Key and the UD
- *   MTU from its MCMemberRecord (ipoib_mcast_join_finish()).
+ *   MTU from its MCMemberRecord (ipoib_mcast_join_finish());
+ * - sends over RC only to a neighbour whose address has the flag 0x80
+ *   (ipoib_main.c: ipoib_cm_enabled() tests the neighbour's hardware
+ *   address); an ARP reply or an NA that changes the address without it
+ *   moves the neighbour to UD, subject to the neighbour table's rules
+ *   (peers_persona_neigh_update()).
  *
  * illumos (usr/src/uts/common/io/ib/clients/ibd/ibd_cm.c):
  * - listens on both service IDs (ibd_rc_listen());
@@ -38,6 +43,8 @@
 #include "peers.h"
 
 #define PEERS_SA_JOIN_NS	(10ULL * 1000 * IPOIB_NS_PER_MS)
+/* Linux arp_tbl's default locktime (net/ipv4/arp.c: LOCKTIME 1 * HZ) */
+#define PEERS_LINUX_LOCKTIME_NS	(1000ULL * IPOIB_NS_PER_MS)
 
 const char *
 peers_persona_name(enum peers_persona p)
@@ -159,4 +166,42 @@ peers_persona_join(struct peers *P, struct peers_host *h)
 	if (ev.mc.mtu < P->ud_mtu)
 		P->ud_mtu = ev.mc.mtu;
 	return 0;
+}
+
+/*
+ * An ARP reply or NA received by host names hw (flags included) as a
+ * neighbour's address. Linux updates only an entry it has
+ * (arp_process(): __neigh_lookup(..., 0) without arp_accept;
+ * ndisc_recv_na(): neigh_lookup()), so an unknown peer stays unknown.
+ * override: a gratuitous ARP (sender IP = target IP, and for a reply
+ * target address = sender's: arp_is_garp()) or an NA with the O flag
+ * (NEIGH_UPDATE_F_OVERRIDE). Any other ARP is taken only once the
+ * entry's locktime has passed since its last update (arp_process():
+ * override = time_after(jiffies, n->updated + LOCKTIME) || is_garp);
+ * neigh_update() ignores a new address otherwise.
+ */
+void
+peers_persona_neigh_update(struct peers *P, uint32_t host,
+			   const struct ipoib_hwaddr *hw, bool override)
+{
+	struct peers_host *h = &P->hosts[host];
+	uint32_t peer = peers_peer_find(P, host, ipoib_hwaddr_qpn(hw),
+					ipoib_hwaddr_gid(hw));
+	uint8_t flags = ipoib_hwaddr_flags(hw);
+	struct peers_peer *pe;
+
+	if (peer == UINT32_MAX)
+		return;
+	pe = &P->peers[peer];
+	if (P->conf.persona == PEERS_PERSONA_LINUX && !override &&
+	    pe->flags_known &&
+	    ipoib_now_ns() - pe->flags_ns < PEERS_LINUX_LOCKTIME_NS) {
+		h->st.neigh_locked++;
+		return;
+	}
+	if (pe->flags_known && (pe->flags & IPOIB_HWADDR_F_RC) &&
+	    !(flags & IPOIB_HWADDR_F_RC))
+		h->st.neigh_rc_lost++;
+	h->st.neigh_updates++;
+	peers_peer_set_flags(P, peer, flags);
 }

@@ -41,6 +41,8 @@ static const struct {
 	{ "dropped", offsetof(struct peers_stats, dropped) },
 	PEERS_STAT(cm_queued), PEERS_STAT(cm_queue_drops),
 	PEERS_STAT(cm_bad_len), PEERS_STAT(cm_bad_mtu), PEERS_STAT(cm_bad_qpn),
+	PEERS_STAT(neigh_updates), PEERS_STAT(neigh_rc_lost),
+	PEERS_STAT(neigh_locked),
 };
 
 static uint64_t

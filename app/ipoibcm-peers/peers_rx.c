@@ -98,8 +98,20 @@ rx_arp(struct peers_rx *r, const uint8_t *a, uint32_t len)
 	memcpy(&req, a, sizeof(req));
 	if (req.hw_type != rte_cpu_to_be_16(IPOIB_ARPHRD_INFINIBAND) ||
 	    req.proto != rte_cpu_to_be_16(PK_ETH_P_IPV4) ||
-	    req.hlen != IPOIB_HWADDR_LEN || req.plen != 4 ||
-	    req.op != rte_cpu_to_be_16(PK_ARP_OP_REQUEST) ||
+	    req.hlen != IPOIB_HWADDR_LEN || req.plen != 4) {
+		rx_other(r);
+		return;
+	}
+	/* a reply to this host updates the sender's entry, if it has one */
+	if (req.op == rte_cpu_to_be_16(PK_ARP_OP_REPLY) && !r->mcast) {
+		rx_count(r);
+		peers_persona_neigh_update(r->P, r->host, &req.sender_hw,
+			req.sender_ip == req.target_ip &&
+			memcmp(&req.sender_hw, &req.target_hw,
+			       sizeof(req.sender_hw)) == 0);
+		return;
+	}
+	if (req.op != rte_cpu_to_be_16(PK_ARP_OP_REQUEST) ||
 	    rte_be_to_cpu_32(req.target_ip) != h->ipv4) {
 		rx_other(r);
 		return;
@@ -271,6 +283,29 @@ rx_zero16(const uint8_t *a)
 	return memcmp(a, zero, sizeof(zero)) == 0;
 }
 
+/*
+ * The hardware address in the last option of type (SLLA or TLLA) of the
+ * ND message l4 (plen bytes, options after PK_ND_NS_LEN), or NULL; -1
+ * if the options are malformed (RFC 4861 s7.1.1, s7.1.2: none of length
+ * 0, none past the end).
+ */
+static int
+rx_nd_lla(const uint8_t *l4, uint32_t plen, uint8_t type,
+	  const uint8_t **lla)
+{
+	uint32_t off, olen;
+
+	*lla = NULL;
+	for (off = PK_ND_NS_LEN; off + 2 <= plen; off += olen) {
+		olen = l4[off + 1] * 8u;
+		if (olen == 0 || olen > plen - off)
+			return -1;
+		if (l4[off] == type && olen == IPOIB_ND_OPT_IB_LEN)
+			*lla = l4 + off + 2 + IPOIB_ND_OPT_IB_PAD;
+	}
+	return 0;
+}
+
 /* A Neighbor Solicitation for our address: a Neighbor Advertisement. */
 static void
 rx_ns(struct peers_rx *r, const uint8_t *ip, const uint8_t *l4,
@@ -279,9 +314,9 @@ rx_ns(struct peers_rx *r, const uint8_t *ip, const uint8_t *l4,
 	static const uint8_t all_nodes[16] = { 0xff, 0x02, [15] = 0x01 };
 	struct peers_host *h = r->h;
 	uint8_t *out = r->P->tx_buf, *na = out + PK_IPV6_HLEN;
-	const uint8_t *slla = NULL;
+	const uint8_t *slla;
 	bool dad = rx_zero16(ip + 8);
-	uint32_t off, olen, peer;
+	uint32_t peer;
 	uint8_t mgid[IPOIB_GID_LEN];
 
 	if (ip[7] != PK_ND_HOP_LIMIT || l4[1] != 0 || plen < PK_ND_NS_LEN ||
@@ -291,14 +326,9 @@ rx_ns(struct peers_rx *r, const uint8_t *ip, const uint8_t *l4,
 	}
 	rx_count(r);
 	/* RFC 4861 s7.1.1: options well formed; no SLLA from :: */
-	for (off = PK_ND_NS_LEN; off + 2 <= plen; off += olen) {
-		olen = l4[off + 1] * 8u;
-		if (olen == 0 || olen > plen - off) {
-			h->st.dropped++;
-			return;
-		}
-		if (l4[off] == IPOIB_ND_OPT_SLLA && olen == IPOIB_ND_OPT_IB_LEN)
-			slla = l4 + off + 2 + IPOIB_ND_OPT_IB_PAD;
+	if (rx_nd_lla(l4, plen, IPOIB_ND_OPT_SLLA, &slla) < 0) {
+		h->st.dropped++;
+		return;
 	}
 	if ((dad && slla != NULL) || r->P->idle) {
 		h->st.dropped++;
@@ -340,6 +370,36 @@ rx_ns(struct peers_rx *r, const uint8_t *ip, const uint8_t *l4,
 	if (rx_reply(r, peer, PK_ETH_P_IPV6, PK_IPV6_HLEN + PK_ND_NS_LEN +
 		     IPOIB_ND_OPT_IB_LEN, true))
 		h->st.nd++;
+}
+
+/*
+ * A Neighbor Advertisement (RFC 4861 s7.1.2, Linux ndisc_recv_na()): hop
+ * limit 255, code 0, a target that is not multicast, S clear when sent
+ * to a group. With O set, its TLLA replaces the address of the
+ * neighbour it names (peers_persona_neigh_update()); without O, Linux
+ * keeps a different address it has (NEIGH_UPDATE_F_WEAK_OVERRIDE).
+ */
+static void
+rx_na(struct peers_rx *r, const uint8_t *ip, const uint8_t *l4,
+      uint32_t plen)
+{
+	const uint8_t *tlla;
+	struct ipoib_hwaddr hw;
+
+	if (ip[7] != PK_ND_HOP_LIMIT || l4[1] != 0 || plen < PK_ND_NS_LEN ||
+	    l4[8] == 0xff || (ip[24] == 0xff && (l4[4] & PK_NA_F_SOLICITED))) {
+		rx_other(r);
+		return;
+	}
+	rx_count(r);
+	if (rx_nd_lla(l4, plen, IPOIB_ND_OPT_TLLA, &tlla) < 0) {
+		r->h->st.dropped++;
+		return;
+	}
+	if (tlla == NULL || !(l4[4] & PK_NA_F_OVERRIDE))
+		return;
+	memcpy(&hw, tlla, sizeof(hw));
+	peers_persona_neigh_update(r->P, r->host, &hw, true);
 }
 
 static void
@@ -401,6 +461,10 @@ rx_ipv6(struct peers_rx *r, const uint8_t *ip, uint32_t len)
 	    pk_l4_cksum6_ok(ip, l4, plen)) {
 		if (l4[0] == PK_ND_NEIGH_SOL) {
 			rx_ns(r, ip, l4, plen);
+			return;
+		}
+		if (l4[0] == PK_ND_NEIGH_ADV && !r->mcast) {
+			rx_na(r, ip, l4, plen);
 			return;
 		}
 		if (l4[0] == PK_ICMP6_ECHO_REQUEST && mine) {

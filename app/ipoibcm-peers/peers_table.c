@@ -78,13 +78,12 @@ peers_rehash(struct peers *P, uint32_t nb)
 	return 0;
 }
 
-/* The peer (host, qpn, gid), made on first use; UINT32_MAX: no room. */
 uint32_t
-peers_peer_get(struct peers *P, uint32_t host, uint32_t qpn,
-	       const uint8_t *gid)
+peers_peer_find(const struct peers *P, uint32_t host, uint32_t qpn,
+		const uint8_t *gid)
 {
+	const struct peers_peer *pe;
 	uint32_t k, i;
-	struct peers_peer *pe;
 
 	qpn &= IPOIB_QPN_MASK;
 	k = peers_key_hash(host, qpn, gid) & (P->nr_buckets - 1);
@@ -94,6 +93,22 @@ peers_peer_get(struct peers *P, uint32_t host, uint32_t qpn,
 		    memcmp(pe->gid, gid, IPOIB_GID_LEN) == 0)
 			return i - 1;
 	}
+	return UINT32_MAX;
+}
+
+/* The peer (host, qpn, gid), made on first use; UINT32_MAX: no room. */
+uint32_t
+peers_peer_get(struct peers *P, uint32_t host, uint32_t qpn,
+	       const uint8_t *gid)
+{
+	uint32_t k, i;
+	struct peers_peer *pe;
+
+	i = peers_peer_find(P, host, qpn, gid);
+	if (i != UINT32_MAX)
+		return i;
+	qpn &= IPOIB_QPN_MASK;
+	k = peers_key_hash(host, qpn, gid) & (P->nr_buckets - 1);
 	if (P->nr_peers == PEERS_MAX_PEERS)
 		return UINT32_MAX;
 	if (P->nr_peers == P->cap_peers) {
@@ -127,6 +142,7 @@ peers_peer_set_flags(struct peers *P, uint32_t peer, uint8_t flags)
 {
 	P->peers[peer].flags = flags;
 	P->peers[peer].flags_known = true;
+	P->peers[peer].flags_ns = ipoib_now_ns();
 }
 
 /* ---- address handles ----------------------------------------------------- */

@@ -119,7 +119,11 @@ peers_send_linux(struct peers *P, uint32_t peer, uint16_t type,
 	if (pe->tx == 0)
 		peers_conn_connect(P, peer);
 	c = pe->tx ? &P->conns[pe->tx - 1] : NULL;
-	if (c == NULL)		/* no connected mode there: UD */
+	/*
+	 * No connected mode there, or no more: an ARP or NA took the flag
+	 * away, and the new address is a new ipoib_neigh on UD.
+	 */
+	if (c == NULL || !(pe->flags & IPOIB_HWADDR_F_RC))
 		return peers_send_ud(P, pe, type, pkt, len);
 	if (c->state != PEERS_CONN_UP)
 		return peers_persona_hold(P, pe, type, pkt, len);

@@ -16,12 +16,16 @@ the port. One scenario per run:
   persona  4 hosts of each personality (--personality linux, illumos),
            in both receive modes: every host answers; Linux's unicast UD
            (no GRH) is received, nothing dropped as from an unknown LID.
+  linux_spill  4 Linux hosts, max_conns=2, both receive modes: the two
+           hosts whose REQ the port refuses are told to use UD (an ARP
+           reply without the connected-mode flag), every host answers,
+           the two over UD; none is left retrying REQs for ever.
 
 Each phase of the ping tool lasts until what the scenario waits for has
 shown in its reports (then SIGUSR1 ends it), never a fixed time: GUARD_S
 only catches a hang.
 
-usage: test_emulator.py spill|reap|budget|scale|persona
+usage: test_emulator.py spill|reap|budget|scale|persona|linux_spill
 """
 
 import json
@@ -323,8 +327,48 @@ def scenario_persona():
                   "%s: the emulator saw every host receive" % what)
 
 
+def scenario_linux_spill():
+    for srq in ["on", "off"]:
+        what = "4 Linux hosts, max_conns=2, srq=%s" % srq
+        peers = start_peers(4, "--personality", "linux")
+        ping = Ping("max_conns=2,srq=" + srq, "--hosts", "4", "--rate",
+                    "2000", "--report", "1", "--phase",
+                    UNTIL_SIGNAL + ":0-3")
+        ping.wait_report(0, all_served, "%s: every host answers" % what)
+        xs = wait_telemetry("/ethdev/xstats,0",
+                            lambda x: x.get("cm_adv_no_rc", 0) >= 2)
+        ping.next_phase()
+        ping.finish()
+        data = stop_peers(peers)
+        print("  xstats: conns_rx %s rej_sent_reason_1 %s cm_adv_no_rc %s "
+              "cm_adv_untold %s tx_adv_no_rc %s" %
+              (xs.get("conns_rx"), xs.get("rej_sent_reason_1"),
+               xs.get("cm_adv_no_rc"), xs.get("cm_adv_untold"),
+               xs.get("tx_adv_no_rc")), flush=True)
+        hosts = data["hosts"]
+        for h in hosts:
+            print("  host: ud_tx %s rc_tx %s neigh_rc_lost %s "
+                  "neigh_locked %s cm_queue_drops %s" %
+                  (h.get("ud_tx"), h.get("rc_tx"), h.get("neigh_rc_lost"),
+                   h.get("neigh_locked"), h.get("cm_queue_drops")),
+                  flush=True)
+        check(xs.get("conns_rx") == 2, "%s: 2 connections accepted" % what)
+        check(xs.get("rej_sent_reason_1", 0) >= 2,
+              "%s: the other hosts' REQs refused (REJ 1)" % what)
+        check(xs.get("cm_adv_no_rc", 0) >= 2,
+              "%s: the refused hosts told, without the RC flag" % what)
+        told = [h for h in hosts if h.get("neigh_rc_lost", 0) > 0]
+        check(len(told) == 2, "%s: 2 hosts dropped connected mode for the "
+              "port (%d)" % (what, len(told)))
+        check(len(told) == 2 and all(h.get("ud_tx", 0) > 0 for h in told),
+              "%s: those hosts answered over UD" % what)
+        check(all(h["ud_rx"] + h["rc_rx"] > 0 for h in hosts),
+              "%s: the emulator saw every host receive" % what)
+
+
 {"spill": scenario_spill, "reap": scenario_reap, "budget": scenario_budget,
- "scale": scenario_scale, "persona": scenario_persona}[SCENARIO]()
+ "scale": scenario_scale, "persona": scenario_persona,
+ "linux_spill": scenario_linux_spill}[SCENARIO]()
 left = [f for f in os.listdir("/dev/shm") if FABRIC in f]
 check(not left, "no fabric objects left: %s" % left)
 done()

@@ -23,6 +23,7 @@
 #include <rte_spinlock.h>
 #include <rte_thread.h>
 
+#include "ipoib_adv.h"
 #include "ipoib_devargs.h"
 #include "ipoib_eth.h"
 #include "ipoib_hca.h"
@@ -289,6 +290,8 @@ struct ipoib_ctrl_stats {
 	uint64_t mac_set_refused;	/* mac_addr_set() refused */
 	uint64_t sec_attaches;		/* secondary processes attached */
 	uint64_t sec_refused;		/* secondary attaches refused */
+	uint64_t adv_no_rc;		/* ARP/NA telling a refused peer UD */
+	uint64_t adv_untold;		/* refused peers we had none to send */
 };
 
 struct ipoib_mcast {
@@ -304,6 +307,7 @@ struct ipoib_priv {
 	struct ipoib_hca *hca;
 	struct ipoib_port_attr attr;
 	struct ipoib_eth_ctx eth;	/* MAC, hwaddr, P_Key for framing */
+	struct ipoib_adv adv;		/* the RC flag per peer (ipoib_adv.c) */
 	struct rte_ether_addr mac;
 	uint16_t pkey;			/* full member */
 	/* from the broadcast group's record (ipoib_mcast_bcast_join()) */

@@ -186,8 +186,8 @@ ipoib_conn_close(struct ipoib_priv *priv, struct ipoib_conn *c,
 		}
 		priv->nr_active--;
 	} else {
-		if (peer->rx == c)
-			peer->rx = NULL;
+		if (peer->rx == c)	/* tx lcores read it: ipoib_adv.c */
+			__atomic_store_n(&peer->rx, NULL, __ATOMIC_RELAXED);
 		priv->nr_passive--;
 	}
 	/*
@@ -519,18 +519,26 @@ ipoib_conn_req(struct ipoib_priv *priv, const struct ipoib_cm_event *ev)
 	}
 	if (peer->rx != NULL)	/* the peer came back: the old one is stale */
 		ipoib_conn_close(priv, peer->rx, false, false);
-	if (priv->nr_passive >= priv->cfg.max_conns || priv->stopping) {
+	if (priv->stopping) {
 		ipoib_conn_reject(priv, ev, IPOIB_REJ_NO_QP);
+		return;
+	}
+	/* no room: the peer is told to send to us over UD (ipoib_adv.c) */
+	if (priv->nr_passive >= priv->cfg.max_conns) {
+		ipoib_conn_reject(priv, ev, IPOIB_REJ_NO_QP);
+		ipoib_adv_refused(priv, peer);
 		return;
 	}
 	if (!priv->srq && !ipoib_pools_fit(priv, ipoib_conn_ring_bytes(priv,
 	    priv->eth_dev->data->rx_queues[0]))) {
 		ipoib_conn_reject(priv, ev, IPOIB_REJ_NO_RESOURCES);
+		ipoib_adv_refused(priv, peer);
 		return;
 	}
 	c = ipoib_conn_alloc(priv, peer, false);
 	if (c == NULL) {
 		ipoib_conn_reject(priv, ev, IPOIB_REJ_NO_QP);
+		ipoib_adv_refused(priv, peer);
 		return;
 	}
 	c->cm_id = ev->id;
@@ -541,11 +549,11 @@ ipoib_conn_req(struct ipoib_priv *priv, const struct ipoib_cm_event *ev)
 				 sizeof(data)) < 0) {
 		ipoib_conn_reject(priv, ev, IPOIB_REJ_NO_RESOURCES);
 		c->cm_id = NULL;
-		peer->rx = c;
+		__atomic_store_n(&peer->rx, c, __ATOMIC_RELAXED);
 		ipoib_conn_close(priv, c, false, false);
 		return;
 	}
-	peer->rx = c;
+	__atomic_store_n(&peer->rx, c, __ATOMIC_RELAXED);
 }
 
 static void

@@ -82,6 +82,7 @@ ipoib_ctrl_round(struct ipoib_priv *priv)
 		ipoib_ctrl_async(priv, &aev[i]);
 	work |= n > 0;
 	work |= ipoib_mcast_ctrl(priv);
+	ipoib_adv_room(priv);
 	work |= rte_ring_count(priv->connect_req) > 0;
 	ipoib_conn_timers(priv, ipoib_now_ns());
 	return work;

@@ -25,8 +25,6 @@
 /* IPv6 Neighbor Discovery (RFC 4861) messages and options. */
 #define ND_ROUTER_SOL		133
 #define ND_ROUTER_ADV		134
-#define ND_NEIGH_SOL		135
-#define ND_NEIGH_ADV		136
 #define ND_REDIRECT		137
 #define ND_OPT_ETH_LEN		8	/* type, length 1, 6-byte MAC */
 /* an IPoIB option (IPOIB_ND_OPT_IB_LEN, ipoib_wire.h) is this longer */
@@ -95,6 +93,23 @@ hwaddr_is_zero(const struct ipoib_hwaddr *ha)
 	return ipoib_hwaddr_eq_qpn_gid(ha, &zero);
 }
 
+/*
+ * Our own address goes into an ARP/ND message to dst (a group: NULL):
+ * note the IP address it names for us (len 4 or 16; NULL: none), and
+ * drop the connected-mode flag from ha where ctx->adv_rc says so.
+ */
+static void
+adv_own(const struct ipoib_eth_ctx *ctx, const struct ipoib_tx_dst *dst,
+	const uint8_t *ip, unsigned int len, struct ipoib_hwaddr *ha)
+{
+	if (ip != NULL && ctx->own_ip != NULL)
+		ctx->own_ip(ctx->resolve_arg, ip, len);
+	if ((ha->bytes[0] & IPOIB_HWADDR_F_RC) && ctx->adv_rc != NULL &&
+	    !ctx->adv_rc(ctx->resolve_arg, dst->type == IPOIB_DST_UNICAST ?
+			 &dst->mac : NULL))
+		ha->bytes[0] &= ~IPOIB_HWADDR_F_RC;
+}
+
 /* A binding from a received ARP/ND message; never our own address. */
 static void
 learn_set(struct ipoib_learn *learn, const struct ipoib_eth_ctx *ctx,
@@ -121,13 +136,22 @@ frame_truncate(struct rte_mbuf *m, uint16_t len)
 	m->pkt_len = len;
 }
 
+/* Do len bytes placed off bytes from the frame's start fit its buffer? */
+static bool
+frame_fits(const struct rte_mbuf *m, int off, uint16_t len)
+{
+	int start = m->data_off + off;
+
+	return start >= 0 && start + len <= m->buf_len;
+}
+
 /* Replace the frame by len bytes of buf placed off bytes from its start. */
 static int
 frame_replace(struct rte_mbuf *m, int off, const void *buf, uint16_t len)
 {
 	int start = m->data_off + off;
 
-	if (start < 0 || start + len > m->buf_len)
+	if (!frame_fits(m, off, len))
 		return -ENOSPC;
 	memcpy((uint8_t *)m->buf_addr + start, buf, len);
 	m->data_off = (uint16_t)start;
@@ -181,8 +205,8 @@ nd_fixed_len(uint8_t type)
 		return 8;
 	case ND_ROUTER_ADV:
 		return 16;
-	case ND_NEIGH_SOL:
-	case ND_NEIGH_ADV:
+	case IPOIB_ND_NEIGH_SOL:
+	case IPOIB_ND_NEIGH_ADV:
 		return 24;
 	case ND_REDIRECT:
 		return 40;
@@ -284,7 +308,8 @@ encap_dst(const struct rte_mbuf *m, const struct ipoib_eth_ctx *ctx,
 
 /* Ethernet ARP (28 bytes) -> IPoIB ARP (56 bytes), RFC 4391 s9.1. */
 static int
-encap_arp(struct rte_mbuf *m, const struct ipoib_eth_ctx *ctx)
+encap_arp(struct rte_mbuf *m, const struct ipoib_eth_ctx *ctx,
+	  const struct ipoib_tx_dst *dst)
 {
 	struct __rte_packed_begin {
 		struct ipoib_hdr h;
@@ -326,6 +351,12 @@ encap_arp(struct rte_mbuf *m, const struct ipoib_eth_ctx *ctx)
 	out.a.op = ea.arp_opcode;
 	out.a.sender_ip = ea.arp_data.arp_sip;
 	out.a.target_ip = ea.arp_data.arp_tip;
+	if (!frame_fits(m, ETH_IPOIB_DELTA, sizeof(out)))
+		return -ENOSPC;
+	if (rte_is_same_ether_addr(&sha, &ctx->port_mac))
+		adv_own(ctx, dst, ea.arp_data.arp_sip != 0 ?
+			(const uint8_t *)&ea.arp_data.arp_sip : NULL,
+			sizeof(ea.arp_data.arp_sip), &out.a.sender_hw);
 	/* In place of the Ethernet ARP: grows into the tailroom. */
 	return frame_replace(m, ETH_IPOIB_DELTA, &out, sizeof(out));
 }
@@ -333,10 +364,12 @@ encap_arp(struct rte_mbuf *m, const struct ipoib_eth_ctx *ctx)
 /* Ethernet SLLA/TLLA options (8 bytes) -> IPoIB ones (24 bytes). */
 static int
 encap_nd(struct rte_mbuf *m, const struct ipoib_eth_ctx *ctx,
-	 const struct rte_ipv6_hdr *ip6)
+	 const struct rte_ipv6_hdr *ip6, const struct ipoib_tx_dst *dst)
 {
+	static const uint8_t unspec[16];
 	struct ipoib_hwaddr hw[ND_MAX_LLA];
 	unsigned int i, end, grow;
+	const uint8_t *own;
 	struct nd_msg nd;
 	int ret;
 
@@ -357,6 +390,19 @@ encap_nd(struct rte_mbuf *m, const struct ipoib_eth_ctx *ctx,
 	if (m->data_off + RTE_ETHER_HDR_LEN + IPV6_HDR_LEN + nd.plen + grow >
 	    m->buf_len)
 		return -ENOSPC;
+	/*
+	 * Our address: an NA names the address it answers for as its
+	 * target, an NS ours as its source (not :: during DAD).
+	 */
+	for (i = 0; i < nd.n; i++) {
+		if (!ipoib_hwaddr_eq_qpn_gid(&hw[i], &ctx->port_hw))
+			continue;
+		own = nd.icmp[0] == IPOIB_ND_NEIGH_ADV ? nd.icmp + 8 :
+		      nd.icmp[0] == IPOIB_ND_NEIGH_SOL &&
+		      memcmp(IPOIB_IPV6_SRC(&nd.ip6), unspec, 16) != 0 ?
+		      IPOIB_IPV6_SRC(&nd.ip6) : NULL;
+		adv_own(ctx, dst, own, 16, &hw[i]);
+	}
 	/* From the last option back: each tail moves up by what precedes it. */
 	end = nd.plen;
 	for (i = nd.n; i-- > 0;) {
@@ -418,9 +464,9 @@ ipoib_eth_encap(struct rte_mbuf *m, const struct ipoib_eth_ctx *ctx,
 	if (ret < 0)
 		return ret;
 	if (type == RTE_ETHER_TYPE_ARP)
-		return encap_arp(m, ctx);
+		return encap_arp(m, ctx, dst);
 	if (type == RTE_ETHER_TYPE_IPV6) {
-		ret = encap_nd(m, ctx, &l3.v6);
+		ret = encap_nd(m, ctx, &l3.v6, dst);
 		if (ret < 0)
 			return ret;
 	}

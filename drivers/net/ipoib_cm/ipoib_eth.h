@@ -29,6 +29,16 @@ struct ipoib_eth_ctx {
 	int (*resolve)(void *arg, const struct rte_ether_addr *mac,
 		       struct ipoib_hwaddr *ha);
 	void *resolve_arg;
+	/*
+	 * Optional, with resolve_arg. adv_rc: may an ARP/ND message about
+	 * to go to dst (NULL: a group) carry the connected-mode flag in our
+	 * address? Called once per such message that will go out; false
+	 * sends it without the flag (ipoib_adv.c). own_ip: the application
+	 * sent ARP/ND naming one of its addresses (len 4 or 16, network
+	 * order) with our MAC.
+	 */
+	bool (*adv_rc)(void *arg, const struct rte_ether_addr *dst);
+	void (*own_ip)(void *arg, const uint8_t *ip, unsigned int len);
 };
 
 enum ipoib_dst_type {

@@ -354,7 +354,9 @@ ipoib_peer_new(struct ipoib_priv *priv, const struct ipoib_hwaddr *hw)
 	ipoib_mac_from_hwaddr(&peer->mac, hw);
 	peer->hw.bytes[0] = ipoib_peer_flags(priv, hw, &peer->mac);
 	peer->tx = NULL;
-	peer->rx = NULL;
+	__atomic_store_n(&peer->rx, NULL, __ATOMIC_RELAXED);
+	__atomic_store_n(&peer->adv_ud, 0, __ATOMIC_RELAXED);
+	peer->adv_ns = 0;
 	__atomic_store_n(&peer->dead, 0, __ATOMIC_RELAXED);
 	peer->collided = 0;
 	__atomic_store_n(&peer->lid, 0, __ATOMIC_RELAXED);

@@ -49,6 +49,7 @@ struct ipoib_peer {
 	uint8_t dead;			/* removed, awaiting a grace period */
 	uint8_t collided;		/* another peer has our derived MAC */
 	uint16_t lid;			/* bound SLID (ARP/ND over UD), or 0 */
+	uint8_t adv_ud;			/* refused: our address without RC */
 	/* datapath counters: relaxed atomic adds, several queues */
 	uint64_t tx_rc_pkts;
 	uint64_t tx_rc_bytes;
@@ -58,7 +59,8 @@ struct ipoib_peer {
 	uint64_t rx_bytes;
 	/* control thread only */
 	struct ipoib_conn *txc;		/* the active connection, any state */
-	struct ipoib_conn *rx;		/* the passive connection */
+	/* the passive connection; tx reads if it is set (ipoib_adv.c) */
+	struct ipoib_conn *rx;
 	uint8_t refused;		/* spilled by a REJ or a timeout */
 	uint64_t next_retry_ns;
 	uint32_t backoff_ms;
@@ -67,6 +69,7 @@ struct ipoib_peer {
 	uint64_t sample_pkts;		/* packet total at the last sample */
 	uint64_t rate;			/* packets in the last sample period */
 	uint32_t sid_try;		/* which service ID to try next */
+	uint64_t adv_ns;		/* last told to use UD (ipoib_adv.c) */
 } __rte_cache_aligned;
 
 /*

@@ -200,6 +200,8 @@ ipoib_port_open(struct ipoib_priv *priv, const char *name)
 	priv->eth.pkey = priv->pkey;
 	priv->eth.resolve = ipoib_peer_resolve;
 	priv->eth.resolve_arg = priv;
+	priv->eth.adv_rc = ipoib_adv_rc;
+	priv->eth.own_ip = ipoib_adv_own_ip;
 	/* the broadcast group, and IPv6's all-nodes */
 	ret = ipoib_mcast_open(priv);
 	if (ret < 0)

@@ -91,6 +91,15 @@ struct __rte_packed_begin ipoib_arp {
 #define IPOIB_ND_OPT_IB_PAD	2
 #define IPOIB_ND_OPT_IB_LEN	24
 
+/* Neighbor Solicitation and Advertisement (RFC 4861 s4.3, s4.4). */
+#define IPOIB_ND_NEIGH_SOL	135
+#define IPOIB_ND_NEIGH_ADV	136
+#define IPOIB_ND_NA_LEN		24	/* type .. target, before options */
+#define IPOIB_ND_NA_F_OVERRIDE	0x20	/* flags byte (offset 4): O */
+#define IPOIB_ND_HOP_LIMIT	255	/* RFC 4861 s7.1.2: else dropped */
+/* ff02::1, all-nodes (RFC 4291 s2.7.1) */
+#define IPOIB_IPV6_ALL_NODES	{ 0xff, 0x02, [15] = 0x01 }
+
 /* CM REQ/REP private data (RFC 4755 s6). */
 struct __rte_packed_begin ipoib_cm_data {
 	rte_be32_t qpn;		/* UD QPN; the high byte is ignored on receive */

@@ -84,6 +84,8 @@ static const struct ipoib_xstat ipoib_ctrl_xstats[] = {
 	CTL("mac_addr_set_refused", mac_set_refused),
 	CTL("secondary_attaches", sec_attaches),
 	CTL("secondary_refused", sec_refused),
+	CTL("cm_adv_no_rc", adv_no_rc),
+	CTL("cm_adv_untold", adv_untold),
 };
 
 static const struct ipoib_xstat ipoib_hca_xstats[] = {
@@ -131,9 +133,12 @@ static const char *const ipoib_gauge_names[] = {
 #define NB_HCA		RTE_DIM(ipoib_hca_xstats)
 #define NB_REJ		(2 * RTE_DIM(ipoib_rej_reasons))
 #define NB_GAUGE	RTE_DIM(ipoib_gauge_names)
+/* the application's ARP/ND sent without the RC flag (ipoib_adv.c) */
+#define NB_ADV		1
+#define ADV_NAME	"tx_adv_no_rc"
 #define NB_MEM		IPOIB_MEM_NB
-#define NB_XSTATS	(NB_RXQ + NB_TXQ + NB_CTL + NB_HCA + NB_REJ + \
-			 NB_GAUGE + NB_MEM)
+#define NB_XSTATS	(NB_RXQ + NB_TXQ + NB_ADV + NB_CTL + NB_HCA + \
+			 NB_REJ + NB_GAUGE + NB_MEM)
 
 int
 ipoib_xstats_get_names(struct rte_eth_dev *dev,
@@ -150,6 +155,7 @@ ipoib_xstats_get_names(struct rte_eth_dev *dev,
 	for (i = 0; i < NB_TXQ; i++)
 		strlcpy(names[k++].name, ipoib_txq_xstats[i].name,
 			RTE_ETH_XSTATS_NAME_SIZE);
+	strlcpy(names[k++].name, ADV_NAME, RTE_ETH_XSTATS_NAME_SIZE);
 	for (i = 0; i < NB_CTL; i++)
 		strlcpy(names[k++].name, ipoib_ctrl_xstats[i].name,
 			RTE_ETH_XSTATS_NAME_SIZE);
@@ -272,6 +278,8 @@ ipoib_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xs,
 		xs[k].value = ipoib_sum_rxq(dev, ipoib_rxq_xstats[i].offset);
 	for (i = 0; i < NB_TXQ; i++, k++)
 		xs[k].value = ipoib_sum_txq(dev, ipoib_txq_xstats[i].offset);
+	xs[k++].value = __atomic_load_n(&priv->adv.tx_no_rc, __ATOMIC_RELAXED) -
+			priv->adv.tx_no_rc_base;
 	for (i = 0; i < NB_CTL; i++, k++)
 		xs[k].value = ipoib_field(&priv->cstats,
 					  ipoib_ctrl_xstats[i].offset) -
@@ -341,6 +349,8 @@ ipoib_xstats_reset(struct rte_eth_dev *dev)
 	}
 	pthread_mutex_lock(&priv->ctrl_lock);
 	priv->cstats_base = priv->cstats;
+	priv->adv.tx_no_rc_base = __atomic_load_n(&priv->adv.tx_no_rc,
+						  __ATOMIC_RELAXED);
 	if (priv->hca != NULL)
 		priv->ops->stats_get(priv->hca, &priv->hstats_base);
 	pthread_mutex_unlock(&priv->ctrl_lock);
