@@ -125,7 +125,7 @@ adv_send(struct ipoib_priv *priv, const struct ipoib_peer *peer,
 	wr.m = m;
 	wr.ah = peer->ah;
 	wr.remote_qpn = peer->qpn;
-	wr.remote_qkey = IPOIB_QKEY_DEFAULT;
+	wr.remote_qkey = priv->qkey;
 	/* post_send may be called from several threads on one QP */
 	if (priv->ops->post_send(txq->ud_qp, &wr, 1) != 1) {
 		rte_pktmbuf_free(m);

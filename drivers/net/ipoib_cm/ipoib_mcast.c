@@ -23,7 +23,7 @@
 #include "ipoib_cm.h"
 #include "ipoib_log.h"
 
-static const uint8_t ipoib_all_nodes[16] = { 0xff, 0x02, [15] = 0x01 };
+static const uint8_t ipoib_all_nodes[16] = IPOIB_IPV6_ALL_NODES;
 
 static const char *
 mc_name(const uint8_t *mgid, char *buf, size_t len)
