@@ -37,6 +37,7 @@
 #define IPOIB_VERBS_INLINE	128	/* bytes sent inline (copied) */
 #define IPOIB_VERBS_SQ_MAX	2048	/* send WRs per QP, at most */
 #define IPOIB_VERBS_SIGNAL	32	/* a signalled send every so many */
+#define IPOIB_VERBS_REAP_NS	1000000	/* idle send queues reaped so often */
 #define IPOIB_VERBS_QPN_EMPTY	0ULL
 #define IPOIB_VERBS_QPN_TOMB	UINT64_MAX
 #define IPOIB_VCM_TIMEOUT_MS	2000	/* address and route resolution */
@@ -131,6 +132,7 @@ struct ipoib_hca {
 	bool mempool_cb;
 	/* QP errors seen on send completions, for async_poll */
 	struct rte_ring *fatal;
+	uint64_t sq_reap_ns;		/* control: last ipoib_verbs_sq_reap_idle() */
 	/* connection management (ipoib_verbs_cm.c) */
 	struct rdma_event_channel *ch;
 	int wake_fd;			/* eventfd: ctrl_wake() */
@@ -271,6 +273,7 @@ uint16_t ipoib_verbs_poll_cq(struct ipoib_hca_cq *cq, struct ipoib_wc *wc,
 uint16_t ipoib_verbs_post_srq_recv(struct ipoib_hca_srq *srq,
 				   const struct ipoib_recv_wr *wr, uint16_t n);
 void ipoib_verbs_sq_reap(struct ipoib_hca_qp *qp);
+void ipoib_verbs_sq_reap_idle(struct ipoib_hca *hca);
 uint16_t ipoib_verbs_post_recv(struct ipoib_hca_qp *qp,
 			       const struct ipoib_recv_wr *wr, uint16_t n);
 uint16_t ipoib_verbs_post_send(struct ipoib_hca_qp *qp,

@@ -29,6 +29,7 @@
 
 #include "ipoib_hca.h"
 #include "ipoib_log.h"
+#include "ipoib_util.h"
 #include "ipoib_verbs.h"
 #include "ipoib_wire.h"
 
@@ -225,6 +226,36 @@ ipoib_verbs_sq_reap(struct ipoib_hca_qp *qp)
 		if (k < (int)RTE_DIM(wc))
 			break;
 	}
+}
+
+/*
+ * Control thread, every IPOIB_VERBS_REAP_NS at most: free what completed
+ * on send queues nobody posts to. post_send reaps only when it is called,
+ * so an application whose mbufs are all in flight, and which therefore
+ * sends nothing more, would never get them back: 2048 send WRs of 4
+ * segments can hold all 8192 mbufs of the verbs pair test's testpmd. A
+ * queue an lcore is posting to (its lock taken) is reaped by that lcore.
+ */
+void
+ipoib_verbs_sq_reap_idle(struct ipoib_hca *hca)
+{
+	uint64_t now = ipoib_now_ns();
+	uint32_t slot;
+
+	if (now - hca->sq_reap_ns < IPOIB_VERBS_REAP_NS)
+		return;
+	hca->sq_reap_ns = now;
+	rte_spinlock_lock(&hca->qp_lock);	/* no QP goes meanwhile */
+	for (slot = 0; slot < hca->nr_qps_max; slot++) {
+		struct ipoib_hca_qp *qp = hca->qps[slot];
+
+		if (qp == NULL || !rte_spinlock_trylock(&qp->sq_lock))
+			continue;
+		if (qp->sq_tail != qp->sq_head)
+			ipoib_verbs_sq_reap(qp);
+		rte_spinlock_unlock(&qp->sq_lock);
+	}
+	rte_spinlock_unlock(&hca->qp_lock);
 }
 
 uint16_t

@@ -358,6 +358,7 @@ ipoib_verbs_async_poll(struct ipoib_hca *hca, struct ipoib_async_event *ev,
 	void *v;
 	int k = 0;
 
+	ipoib_verbs_sq_reap_idle(hca);	/* may find send errors too */
 	/* send completions in error, seen by the datapath */
 	while (k < n && rte_ring_sc_dequeue(hca->fatal, &v) == 0) {
 		uint64_t x = (uint64_t)(uintptr_t)v;

@@ -292,7 +292,10 @@ ipoib_verbs_qp_destroy(struct ipoib_hca_qp *qp)
 	/* flush the send queue: its mbufs come back through the CQ */
 	ibv_modify_qp(qp->qp, &a, IBV_QP_STATE);
 	for (tries = 0; tries < 100 && qp->sq_tail != qp->sq_head; tries++) {
+		/* the control thread may be reaping it too */
+		rte_spinlock_lock(&qp->sq_lock);
 		ipoib_verbs_sq_reap(qp);
+		rte_spinlock_unlock(&qp->sq_lock);
 		if (qp->sq_tail != qp->sq_head)
 			usleep(100);
 	}
