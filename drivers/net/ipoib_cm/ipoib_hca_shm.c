@@ -600,7 +600,7 @@ arg_ib_mtu(const char *value, void *field)
 	uint64_t v;
 
 	if (ipoib_parse_uint(value, 10, 256, 4096, &v) < 0 ||
-	    ipoib_pow2((uint32_t)v) != v)
+	    !ipoib_ib_mtu_valid((uint32_t)v))
 		return -EINVAL;
 	*(uint16_t *)field = (uint16_t)v;
 	return 0;

@@ -24,6 +24,13 @@
 #define IPOIB_MCAST_QPN		0xffffff	/* IBTA: the multicast QPN */
 #define IPOIB_RNR_RETRY_FOREVER	7	/* IBTA: an RNR retry count of 7 */
 
+/* An MTU of an IB link or multicast group: 256 to 4096, a power of two. */
+static inline bool
+ipoib_ib_mtu_valid(uint32_t mtu)
+{
+	return mtu >= 256 && mtu <= 4096 && (mtu & (mtu - 1)) == 0;
+}
+
 /* A scatter/gather element: laid out as rdma-core's struct ibv_sge. */
 struct ipoib_sge {
 	uint64_t addr;			/* virtual address in this process */

@@ -515,8 +515,7 @@ static int
 mc_bcast_rec_check(const struct ipoib_priv *priv,
 		   const struct ipoib_mc_rec *rec)
 {
-	if (rec->mtu < 256 || rec->mtu > 4096 ||
-	    (rec->mtu & (rec->mtu - 1)) != 0) {
+	if (!ipoib_ib_mtu_valid(rec->mtu)) {
 		IPOIB_LOG(WARNING, "port %u: the broadcast group's MTU %u is "
 			  "not an IB MTU", mc_port(priv), rec->mtu);
 		return -EPROTO;

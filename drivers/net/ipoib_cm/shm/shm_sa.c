@@ -130,7 +130,7 @@ shm_sa_set_ipoib(struct shm_fabric *f, uint32_t qkey, uint16_t mtu)
 {
 	int ret;
 
-	if (mtu != 0 && (mtu < 256 || mtu > 4096 || (mtu & (mtu - 1)) != 0))
+	if (mtu != 0 && !ipoib_ib_mtu_valid(mtu))
 		return -EINVAL;
 	ret = shm_lock(f);
 	if (ret < 0)
@@ -207,12 +207,6 @@ shm_sa_ipoib_bcast(const uint8_t *g)
 
 	return g[0] == 0xff && (g[1] & 0xf0) == 0x10 && g[2] == 0x40 &&
 	       g[3] == 0x1b && memcmp(&g[6], tail, sizeof(tail)) == 0;
-}
-
-static bool
-shm_sa_mtu_ok(uint16_t mtu)
-{
-	return mtu >= 256 && mtu <= 4096 && (mtu & (mtu - 1)) == 0;
 }
 
 /* Does p hold partition pkey (membership rule)? */
@@ -326,7 +320,7 @@ shm_sa_join(struct shm_port *p, const struct shm_sa_mcmember *r,
 		if (!full)
 			return -ENOENT;
 		if ((r->comp_mask & SHM_SA_CREATE_NEEDS) != SHM_SA_CREATE_NEEDS ||
-		    !shm_sa_mtu_ok(r->mtu) || !shm_sa_port_in(pt, r->pkey))
+		    !ipoib_ib_mtu_valid(r->mtu) || !shm_sa_port_in(pt, r->pkey))
 			return -EINVAL;
 	}
 	if (g < 0 && bcast &&
