@@ -600,6 +600,27 @@ void shm_capture_rx(struct shm_port *p, const struct ipoib_wc *wc,
 void shm_capture_close(struct shm_port *p);
 
 /*
+ * ThreadSanitizer only. A receive buffer (and a completion entry) goes from
+ * sender to sender through the receiver: the sender's CQE, the receiver's
+ * poll and its repost, the next sender's claim (for an entry, the receiver
+ * consuming it before the tail comes round). When the receiver is another
+ * process, TSan sees none of that, and two threads of this process that
+ * fill the same buffer one after the other (an lcore's send, then the
+ * control thread's) look like a race. The claim hands a buffer or an entry
+ * to one sender at a time (a CAS, a fetch-add); these say so where TSan
+ * looks: taken before the sender writes it, given after.
+ */
+#if defined(__SANITIZE_THREAD__)
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define shm_tsan_buf_take(d) __tsan_acquire((void *)(uintptr_t)(d))
+#define shm_tsan_buf_give(d) __tsan_release((void *)(uintptr_t)(d))
+#else
+#define shm_tsan_buf_take(d) ((void)(d))
+#define shm_tsan_buf_give(d) ((void)(d))
+#endif
+
+/*
  * Decide a fault-injected drop: ppm in a million, a per-thread PRNG (each
  * file that decides has its own stream; only the rate matters).
  */

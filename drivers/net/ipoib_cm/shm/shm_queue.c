@@ -71,6 +71,7 @@ shm_cq_push(struct shm_cq_ring *c, const struct shm_cqe *tmpl, uint32_t n)
 	for (i = 0; i < n; i++) {
 		struct shm_cqe *e = &c->cqe[(t + i) & c->mask];
 
+		shm_tsan_buf_take(e);	/* a reused entry: see there */
 		e->rq_off = tmpl[i].rq_off;
 		e->slot = tmpl[i].slot;
 		e->byte_len = tmpl[i].byte_len;
@@ -82,6 +83,7 @@ shm_cq_push(struct shm_cq_ring *c, const struct shm_cqe *tmpl, uint32_t n)
 		e->wc_flags = tmpl[i].wc_flags;
 		/* pairs with the acquire load in shm_cq_poll() */
 		shm_store(&e->seq, t + i + 1);
+		shm_tsan_buf_give(e);
 	}
 }
 

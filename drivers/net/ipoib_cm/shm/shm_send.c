@@ -50,7 +50,9 @@ shm_copy(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
 
 			if (dst == NULL)
 				return;
+			shm_tsan_buf_take(dst);
 			memcpy(dst + soff, src, n);
+			shm_tsan_buf_give(dst);
 			src += n;
 			left -= n;
 			soff += n;
