@@ -189,6 +189,50 @@ out:
 REGISTER_TEST(cm_req_lost, test_cm_req_lost,
 	"CM: REQs dropped at the receiver: retried, TIMEOUT after max retries")
 
+/*
+ * A REQ waits for its REP as long as it asks (its Remote CM Response
+ * Timeout), not the fabric's 100 ms: B hears CM messages 300 ms late, more
+ * than the fabric's 2 x 100 ms for 1 retry, and A still connects.
+ */
+static int
+test_cm_req_waits(void)
+{
+	struct shm_cm_id *act = NULL, *pas = NULL;
+	struct shm_cm_event ev;
+	struct shm_cm_req req;
+	struct ep a, b;
+	char fab[32];
+
+	CHECK(cm_open(&a, &b, fab, sizeof(fab), "cm_req_waits") == 0);
+	cm_faults(&b, 0, 300, -1);
+	req_init(&req, b.info.gid, a.qp, 7, 1);
+	req.cm_response_timeout = 20;	/* 4.3 s a try, as Linux asks */
+	CHECK(shm_cm_connect(a.port, &req, &act) == 0);
+	CHECK(cm_expect2(a.port, b.port, 1, IPOIB_CM_REQ_RCVD, &ev,
+			 T_TIMEOUT) == 0);
+	pas = ev.id;
+	CHECK(shm_cm_accept(pas, b.qp, NULL, NULL, 0) == 0);
+	CHECK(cm_expect2(a.port, b.port, 0, IPOIB_CM_REP_RCVD, &ev,
+			 T_TIMEOUT) == 0);
+	CHECK(ev.id == act && ev.remote_qpn == shm_qp_num(b.qp));
+	CHECK(shm_cm_rtu(act) == 0);
+	CHECK(cm_expect2(a.port, b.port, 1, IPOIB_CM_ESTABLISHED, &ev,
+			 T_TIMEOUT) == 0);
+	CHECK(cm_traffic(&a, &b) == 0);
+	ft_note("REQ heard 300 ms late: connected, %llu REQ retries",
+		(unsigned long long)CNT(&a, cm_retries));
+out:
+	if (act != NULL)
+		shm_cm_destroy(act);
+	if (pas != NULL)
+		shm_cm_destroy(pas);
+	ep_close(&b);
+	ep_close(&a);
+	return ft_end(fab);
+}
+REGISTER_TEST(cm_req_waits, test_cm_req_waits,
+	"CM: a REQ waits for its REP as long as it asks, not the fabric's 100 ms")
+
 /* Poll both sides until pred holds; any event meanwhile is an error. */
 static int
 cm_idle_until(struct ep *a, struct ep *b, uint64_t (*pred)(struct ep *),

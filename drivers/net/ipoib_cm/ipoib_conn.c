@@ -282,6 +282,7 @@ ipoib_conn_send_req(struct ipoib_priv *priv, struct ipoib_conn *c)
 		.retry_count = 0,
 		.rnr_retry_count = IPOIB_RNR_RETRY_FOREVER,
 		.max_cm_retries = IPOIB_CM_RETRIES,
+		.cm_response_timeout = IPOIB_CM_RESPONSE_TIMEOUT,
 		.responder_resources = 4,
 		.priv_len = sizeof(data),
 		.priv = (const uint8_t *)&data,

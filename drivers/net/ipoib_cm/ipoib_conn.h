@@ -11,6 +11,13 @@
 #define IPOIB_CONN_SPARE	64	/* slots for connections draining */
 #define IPOIB_DRAIN_TIMEOUT_NS	(5ULL * 1000000000ULL)
 #define IPOIB_CM_RETRIES	15	/* Linux: max_cm_retries */
+/*
+ * How long a REQ waits for its REP, as the IBTA exponent (4.096 us << it):
+ * 17 is 0.54 s, 16 tries 8.6 s, for a passive side that builds a large
+ * receive pool before it can answer. Linux asks 20 (4.3 s). The shm
+ * fabric honours it; on verbs rdma_cm uses its own (20).
+ */
+#define IPOIB_CM_RESPONSE_TIMEOUT	17
 #define IPOIB_SAMPLE_NS		(1000000000ULL)	/* activity sampling */
 #define IPOIB_TICK_NS		(10000000ULL)	/* promotion, peer reclaim */
 #define IPOIB_BUSY_PPS		10	/* a spilled peer this busy may evict */

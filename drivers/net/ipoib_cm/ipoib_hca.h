@@ -152,6 +152,7 @@ struct ipoib_cm_connect {
 	uint8_t retry_count;
 	uint8_t rnr_retry_count;
 	uint8_t max_cm_retries;
+	uint8_t cm_response_timeout;	/* REP wait, 4.096 us << it; 0: default */
 	uint8_t responder_resources;
 	uint8_t priv_len;
 	const uint8_t *priv;

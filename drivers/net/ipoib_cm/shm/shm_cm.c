@@ -67,10 +67,22 @@ struct shm_cm_id {
 	uint8_t max_retries;
 	uint8_t retries;
 	uint64_t deadline_ns;	/* 0: no timer */
+	uint64_t rep_wait_ns;	/* active: a REQ's timeout (the REQ asks) */
 	struct shm_cm_msg last;	/* resent on timeout */
 };
 
 #define SHM_CM_TIMEOUT_NS	(SHM_CM_TIMEOUT_MS * 1000000ULL)
+
+/*
+ * One try's response timeout: a REQ's is the one its sender asked for (the
+ * REQ's Remote CM Response Timeout); every other message's is the fabric's.
+ */
+static uint64_t
+shm_cm_try_ns(const struct shm_cm_id *id)
+{
+	return id->last.type == IPOIB_CM_MSG_REQ && id->rep_wait_ns != 0 ?
+	       id->rep_wait_ns : SHM_CM_TIMEOUT_NS;
+}
 
 static int
 shm_cm_track(struct shm_port *p, struct shm_cm_id *id)
@@ -197,7 +209,7 @@ shm_cm_send(struct shm_cm_id *id, uint8_t type, bool timed)
 	id->last.remote_id = id->remote_id;
 	shm_cm_post(id->port, id->remote_port, &id->last);
 	id->retries = 0;
-	id->deadline_ns = timed ? ipoib_now_ns() + SHM_CM_TIMEOUT_NS : 0;
+	id->deadline_ns = timed ? ipoib_now_ns() + shm_cm_try_ns(id) : 0;
 }
 
 /* Answer a message no id owns (REJ to a REQ, DREP to a DREQ). */
@@ -445,7 +457,7 @@ shm_cm_timeout(struct shm_cm_id *id, uint64_t now, struct shm_cm_event *ev)
 		/* read by shm_port_counters() in another thread (TSan) */
 		shm_add(&id->port->cm_retries, 1);
 		shm_cm_post(id->port, id->remote_port, &id->last);
-		id->deadline_ns = now + SHM_CM_TIMEOUT_NS;
+		id->deadline_ns = now + shm_cm_try_ns(id);
 		return false;
 	}
 	id->deadline_ns = 0;
@@ -575,6 +587,8 @@ shm_cm_connect(struct shm_port *p, const struct shm_cm_req *req,
 	id->pkey = req->qp->ent->pkey;
 	id->rnr_retry = req->rnr_retry_count;
 	id->max_retries = req->max_cm_retries;
+	if (req->cm_response_timeout != 0)	/* IBTA: 5 bits */
+		id->rep_wait_ns = 4096ULL << (req->cm_response_timeout & 31);
 	memset(&id->last, 0, sizeof(id->last));
 	id->last.service_id = req->service_id;
 	id->last.qpn = req->qp->qpn;

@@ -48,7 +48,7 @@
 
 /* How fast a dead process is noticed: liveness scan period. */
 #define SHM_JANITOR_PERIOD_MS	100
-/* CM response timeout for one try, and RNR retry timer. */
+/* CM response timeout for one try (unless a REQ asks), and RNR retry timer. */
 #define SHM_CM_TIMEOUT_MS	100
 #define SHM_RNR_TIMER_MS	10
 
@@ -257,6 +257,7 @@ struct shm_cm_req {
 	uint8_t retry_count;
 	uint8_t rnr_retry_count;	/* IPOIB_RNR_RETRY_FOREVER: for ever */
 	uint8_t max_cm_retries;
+	uint8_t cm_response_timeout;	/* REP wait, 4.096 us << it; 0: below */
 	uint8_t responder_resources;
 	uint8_t priv_len;
 	const uint8_t *priv;
