@@ -5,7 +5,8 @@
  * named its addresses in ARP and ND, a REQ A refuses for lack of room
  * makes A send that peer an ARP reply and an NA without the RC flag,
  * which the peer's receive path takes as well formed; and from then on
- * A's ARP to a group goes without the flag.
+ * A's ARP to a group goes without the flag. A peer that asks again is
+ * told again, once the gap since it was last told has passed.
  */
 
 #include <netinet/in.h>
@@ -14,12 +15,15 @@
 #include <rte_arp.h>
 #include <rte_ethdev.h>
 #include <rte_ip.h>
+#include <rte_pause.h>
 
+#include "ipoib_adv.h"
 #include "ipoib_compat.h"
 #include "ipoib_wire.h"
 #include "test.h"
 #include "test_net.h"
 #include "test_pkt.h"
+#include "test_raw.h"
 #include "test_util.h"
 
 static const uint8_t adv_ip4[4] = { 10, 0, 0, 1 };
@@ -135,3 +139,94 @@ test_cm_adv_refused(void)
 }
 REGISTER_TEST(cm_adv_refused, test_cm_adv_refused,
 		    "a REQ refused for lack of room: the peer told to use UD");
+
+/*
+ * A REQ from raw port R (the connection's private data naming R's UD QP
+ * udqpn) to A; R's answer: REJ (its reason in *reason) or REP.
+ */
+static int
+adv_raw_req(struct raw *r, const uint8_t *a_hw, uint32_t udqpn,
+	    uint16_t *reason)
+{
+	struct shm_qp_conf qc = {
+		.type = SHM_QPT_RC, .max_recv_wr = 1, .max_recv_sge = 1,
+		.recv_cq = r->cq, .pkey_index = 0,
+	};
+	struct ipoib_cm_data d = {
+		.qpn = rte_cpu_to_be_32(udqpn),
+		.mtu = rte_cpu_to_be_32(IPOIB_CM_MTU),
+	};
+	struct shm_cm_id *id = NULL;
+	struct shm_cm_event ev;
+	struct shm_cm_req req;
+	struct shm_qp *qp;
+	uint64_t deadline;
+	int n = 0;
+
+	qp = shm_qp_create(r->port, &qc);
+	TEST_ASSERT(qp != NULL, "R's RC QP");
+	memset(&req, 0, sizeof(req));
+	req.service_id = IPOIB_CM_SID_OFED |
+			 (((uint32_t)a_hw[1] << 16) |
+			  ((uint32_t)a_hw[2] << 8) | a_hw[3]);
+	req.dgid = &a_hw[4];
+	req.qp = qp;
+	req.max_cm_retries = 3;
+	req.priv = (const uint8_t *)&d;
+	req.priv_len = sizeof(d);
+	TEST_ASSERT_EQ(shm_cm_connect(r->port, &req, &id), 0, "REQ");
+	deadline = test_now_ms() + TEST_HANG_MS;
+	while (n == 0 && test_now_ms() < deadline)
+		n = shm_cm_poll(r->port, &ev, 1);
+	TEST_ASSERT_EQ(n, 1, "an answer");
+	*reason = ev.type == IPOIB_CM_REJ_RCVD ? ev.reason : 0;
+	shm_cm_destroy(id);
+	shm_qp_destroy(qp);
+	return 0;
+}
+
+/*
+ * The same peer refused twice: told each time, the second time because
+ * the gap since the first (IPOIB_ADV_GAP_NS, 200 ms) has passed. R is a
+ * raw port: unlike a driver port, it ignores what it is told and asks
+ * again, as a Linux host whose neighbour entry is locked may.
+ */
+static int
+test_cm_adv_again(void)
+{
+	uint8_t a_hw[IPOIB_HWADDR_LEN];
+	unsigned int peer = 1;
+	struct test_net net;
+	uint16_t reason = 0;
+	uint32_t seq = 5;
+	double told;
+	struct raw r;
+
+	TEST_RUN(test_net_open(&net, "t_cm_adv2", "max_conns=1,pkey=0x8001",
+			       "pkey=0x8001", 1));
+	TEST_RUN(adv_send_arp(&net));
+	TEST_ASSERT(test_net_until(&net, &peer, 1, net.port[1],
+				   "conns_tx_connected", 1, true, &seq) == 0,
+		    "peer 1 connected to A: A is full");
+	TEST_RUN(raw_open(&r, test_fabric("t_cm_adv2")));
+	TEST_ASSERT_EQ(shm_addr_resolve(r.port, net.mac[0].addr_bytes, a_hw),
+		       0, "A's address, seen from R");
+	TEST_RUN(adv_raw_req(&r, a_hw, shm_qp_num(r.ud[0]), &reason));
+	TEST_ASSERT_EQ(reason, IPOIB_REJ_NO_QP, "R refused: no room");
+	TEST_ASSERT(test_wait_xstat(net.port[0], "cm_adv_no_rc", 1,
+				    TEST_HANG_MS), "R told: the ARP reply");
+	told = test_now_ms();
+	/* the gap is what is tested: let it pass (a slow machine: longer) */
+	while (test_now_ms() - told < 2.0 * IPOIB_ADV_GAP_NS / 1e6)
+		rte_pause();
+	TEST_RUN(adv_raw_req(&r, a_hw, shm_qp_num(r.ud[0]), &reason));
+	TEST_ASSERT_EQ(reason, IPOIB_REJ_NO_QP, "R refused again");
+	TEST_ASSERT(test_wait_xstat(net.port[0], "cm_adv_no_rc", 2,
+				    TEST_HANG_MS), "R told again after the gap");
+	TEST_ASSERT_EQ(test_xstat(net.port[0], "rej_sent_reason_1"), 2, "");
+	raw_close(&r);
+	test_net_close(&net);
+	return 0;
+}
+REGISTER_TEST(cm_adv_again, test_cm_adv_again,
+		    "a peer refused again after the gap is told again");

@@ -39,9 +39,6 @@
 #include "ipoib_log.h"
 #include "ipoib_peer.h"
 
-/* A refused peer is told again on a later REQ, not sooner than this. */
-#define IPOIB_ADV_GAP_NS	(200 * IPOIB_NS_PER_MS)
-
 bool
 ipoib_adv_rc(void *arg, const struct rte_ether_addr *dst)
 {

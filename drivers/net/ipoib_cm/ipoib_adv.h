@@ -19,6 +19,11 @@
 
 #include <rte_ether.h>
 
+#include "ipoib_util.h"
+
+/* A refused peer is told again on a later REQ, not sooner than this. */
+#define IPOIB_ADV_GAP_NS	(200 * IPOIB_NS_PER_MS)
+
 struct ipoib_peer;
 struct ipoib_priv;
 
