@@ -123,7 +123,9 @@ usage(const char *prog)
 	       "  --size BYTES       Ethernet frame size, 64..%u "
 	       "(default 256);\n"
 	       "                     above 1514 the port's MTU follows, "
-	       "in chained %u-byte mbufs\n"
+	       "in chained %u-byte mbufs,\n"
+	       "                     and the datagrams say DF: never "
+	       "fragmented (over UD)\n"
 	       "  --arp-timeout S    give up resolving hosts after S seconds "
 	       "(default 60)\n"
 	       "  --grid             print one letter per host: R on RC, "
@@ -387,6 +389,9 @@ make_udp(const struct host *h)
 	ip->version_ihl = RTE_IPV4_VHL_DEF;
 	ip->total_length = rte_cpu_to_be_16((uint16_t)(cfg.size -
 						       sizeof(*eth)));
+	/* larger than an Ethernet MTU: whole over RC or not at all (DF) */
+	if (cfg.size - RTE_ETHER_HDR_LEN > RTE_ETHER_MTU)
+		ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
 	ip->time_to_live = 64;
 	ip->next_proto_id = IPPROTO_UDP;
 	ip->src_addr = rte_cpu_to_be_32(cfg.src_ip);
