@@ -10,7 +10,7 @@
  * SIGUSR1 once what they wait for has happened.
  *
  *   dpdk-ipoibcm-ping [EAL options] -- --hosts N [--ipv4 A.B.C.D]
- *       [--src A.B.C.D] [--size BYTES] [--rate PPS] [--phase SECONDS:FIRST-LAST]...
+ *       [--src A.B.C.D] [--size BYTES (64..65534)] [--rate PPS] [--phase SECONDS:FIRST-LAST]...
  *       [--report SECONDS] [--arp-timeout SECONDS] [--grid] [--require-all]
  */
 
@@ -40,6 +40,12 @@
 #define ARP_WINDOW	64
 #define ARP_RETRY_MS	300
 #define UDP_PORT	9
+/* Frames up to the connected-mode MTU (65520) with their Ethernet header */
+#define MAX_SIZE	(RTE_ETHER_HDR_LEN + 65520)
+/* Above an Ethernet MTU: 16 KiB mbufs, chained, and fewer of them */
+#define BIG_SEG		16384
+#define BIG_MBUFS	4095
+#define BIG_RING	256
 
 struct host {
 	uint32_t ip;			/* host order */
@@ -114,8 +120,12 @@ usage(const char *prog)
 	       "                     repeatable (default: all, 10 s)\n"
 	       "  --rate PPS         UDP frames per second, all hosts "
 	       "together (default 200000)\n"
-	       "  --size BYTES       Ethernet frame size, 64..9000 "
-	       "(default 256)\n"
+	       "  --size BYTES       Ethernet frame size, 64..%u "
+	       "(default 256);\n"
+	       "                     above 1514 the port's MTU follows, "
+	       "in chained %u-byte mbufs,\n"
+	       "                     and the datagrams say DF: never "
+	       "fragmented (over UD)\n"
 	       "  --arp-timeout S    give up resolving hosts after S seconds "
 	       "(default 60)\n"
 	       "  --grid             print one letter per host: R on RC, "
@@ -125,7 +135,7 @@ usage(const char *prog)
 	       "                     to the port; lower case (. for ?): not "
 	       "in this phase\n"
 	       "  --require-all      exit 1 unless every host of every phase "
-	       "answered\n", prog, MAX_HOSTS);
+	       "answered\n", prog, MAX_HOSTS, MAX_SIZE, BIG_SEG);
 }
 
 static int
@@ -191,7 +201,7 @@ parse_args(int argc, char **argv)
 			break;
 		case 'z':
 			cfg.size = (uint32_t)strtoul(optarg, &end, 10);
-			if (*end || cfg.size < 64 || cfg.size > 9000)
+			if (*end || cfg.size < 64 || cfg.size > MAX_SIZE)
 				goto bad;
 			break;
 		case 'r':
@@ -258,18 +268,25 @@ port_init(void)
 {
 	struct rte_eth_conf conf = { 0 };
 	struct rte_eth_dev_info info;
+	bool big = cfg.size - RTE_ETHER_HDR_LEN > RTE_ETHER_MTU;
 
 	if (!rte_eth_dev_is_valid_port(cfg.port) ||
 	    rte_eth_dev_info_get(cfg.port, &info) != 0)
 		return -ENODEV;
-	mp = rte_pktmbuf_pool_create("ping_mp", 32767, 256, 0,
+	if (big) {
+		conf.rxmode.mtu = cfg.size - RTE_ETHER_HDR_LEN;
+		conf.rxmode.offloads = RTE_ETH_RX_OFFLOAD_SCATTER;
+		conf.txmode.offloads = RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	}
+	mp = rte_pktmbuf_pool_create("ping_mp", big ? BIG_MBUFS : 32767, 256,
+				     0, big ? BIG_SEG + RTE_PKTMBUF_HEADROOM :
 				     RTE_MBUF_DEFAULT_BUF_SIZE,
 				     rte_socket_id());
 	if (mp == NULL)
 		return -ENOMEM;
 	if (rte_eth_dev_configure(cfg.port, 1, 1, &conf) != 0 ||
-	    rte_eth_rx_queue_setup(cfg.port, 0, 1024, rte_socket_id(), NULL,
-				   mp) != 0 ||
+	    rte_eth_rx_queue_setup(cfg.port, 0, big ? BIG_RING : 1024,
+				   rte_socket_id(), NULL, mp) != 0 ||
 	    rte_eth_tx_queue_setup(cfg.port, 0, 1024, rte_socket_id(),
 				   NULL) != 0 ||
 	    rte_eth_dev_start(cfg.port) != 0)
@@ -317,17 +334,52 @@ make_arp(uint16_t op, uint32_t tip, const struct rte_ether_addr *tha)
 	return m;
 }
 
+/*
+ * An mbuf of len bytes, zeroed: one segment, or a chain of as many as a
+ * frame larger than one mbuf takes. NULL when the pool runs dry.
+ */
+static struct rte_mbuf *
+alloc_frame(uint32_t len)
+{
+	struct rte_mbuf *head = NULL, *m;
+
+	while (len > 0) {
+		uint16_t n;
+		char *p;
+
+		m = rte_pktmbuf_alloc(mp);
+		if (m == NULL || (head != NULL &&
+				  rte_pktmbuf_chain(head, m) != 0)) {
+			rte_pktmbuf_free(m);
+			rte_pktmbuf_free(head);
+			return NULL;
+		}
+		if (head == NULL)
+			head = m;
+		n = (uint16_t)RTE_MIN(len, (uint32_t)rte_pktmbuf_tailroom(m));
+		p = rte_pktmbuf_mtod(m, char *);
+		memset(p, 0, n);
+		m->data_len = n;
+		if (m != head)
+			head->pkt_len += n;
+		else
+			m->pkt_len = n;
+		len -= n;
+	}
+	return head;
+}
+
 static struct rte_mbuf *
 make_udp(const struct host *h)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
+	struct rte_mbuf *m = alloc_frame(cfg.size);
 	struct rte_ether_hdr *eth;
 	struct rte_ipv4_hdr *ip;
 	struct rte_udp_hdr *udp;
 
 	if (m == NULL)
 		return NULL;
-	eth = (struct rte_ether_hdr *)rte_pktmbuf_append(m, (uint16_t)cfg.size);
+	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	ip = (struct rte_ipv4_hdr *)(eth + 1);
 	udp = (struct rte_udp_hdr *)(ip + 1);
 	eth->dst_addr = h->mac;
@@ -337,6 +389,9 @@ make_udp(const struct host *h)
 	ip->version_ihl = RTE_IPV4_VHL_DEF;
 	ip->total_length = rte_cpu_to_be_16((uint16_t)(cfg.size -
 						       sizeof(*eth)));
+	/* larger than an Ethernet MTU: whole over RC or not at all (DF) */
+	if (cfg.size - RTE_ETHER_HDR_LEN > RTE_ETHER_MTU)
+		ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
 	ip->time_to_live = 64;
 	ip->next_proto_id = IPPROTO_UDP;
 	ip->src_addr = rte_cpu_to_be_32(cfg.src_ip);

@@ -20,12 +20,18 @@ the port. One scenario per run:
            hosts whose REQ the port refuses are told to use UD (an ARP
            reply without the connected-mode flag), every host answers,
            the two over UD; none is left retrying REQs for ever.
+  illumos_big  2 illumos hosts, both receive modes, 65534-byte frames
+           (IP 65520, DF: none fragmented onto UD while connecting): the
+           hosts echo them over RC in full 65524-byte IPoIB frames
+           (illumos sends up to its own buffers whatever the peer
+           advertised); the port receives them whole, drops none.
 
 Each phase of the ping tool lasts until what the scenario waits for has
 shown in its reports (then SIGUSR1 ends it), never a fixed time: GUARD_S
 only catches a hang.
 
-usage: test_emulator.py spill|reap|budget|scale|persona|linux_spill
+usage: test_emulator.py spill|reap|budget|scale|persona|linux_spill|
+                        illumos_big
 """
 
 import json
@@ -366,9 +372,57 @@ def scenario_linux_spill():
               "%s: the emulator saw every host receive" % what)
 
 
+
+# what a drop at the receiving port is counted as
+RX_DROPS = ["rx_drop_malformed", "rx_drop_too_long", "rx_drop_unknown_conn",
+            "rx_drop_unknown_lid", "rx_nombuf", "hca_len_errors",
+            "rx_missed_errors"]
+BIG = 14 + 65520	# an Ethernet frame of the connected-mode MTU
+
+
+def scenario_illumos_big():
+    for srq in ["on", "off"]:
+        what = "2 illumos hosts, %d-byte frames, srq=%s" % (BIG, srq)
+        peers = start_peers(2, "--personality", "illumos")
+        ping = Ping("srq=" + srq, "--hosts", "2", "--size", str(BIG),
+                    "--rate", "100", "--report", "1", "--phase",
+                    UNTIL_SIGNAL + ":0-1")
+        ping.wait_report(0, lambda r: all_served(r) and
+                         r["conns_tx"] == 2 and r["conns_rx"] == 2,
+                         "%s: both hosts answer, connected both ways" %
+                         what)
+        x0 = telemetry("/ethdev/xstats,0")
+        # 50 more frames of theirs over RC, whatever the machine's speed
+        xs = wait_telemetry("/ethdev/xstats,0", lambda x: x.get(
+            "rx_rc_packets", 0) >= x0.get("rx_rc_packets", 0) + 50)
+        ping.next_phase()
+        ping.finish()
+        data = stop_peers(peers)
+        pkts = xs.get("rx_rc_packets", 0) - x0.get("rx_rc_packets", 0)
+        size = (xs.get("rx_rc_bytes", 0) - x0.get("rx_rc_bytes", 0)) / \
+            max(pkts, 1)
+        drops = {k: xs.get(k) for k in RX_DROPS}
+        print("  xstats: %d RC frames of %.1f bytes on average; drops %s" %
+              (pkts, size, drops), flush=True)
+        check(pkts >= 50, "%s: the port received their frames over RC" %
+              what)
+        check(size == BIG, "%s: every one whole (%d bytes)" % (what, BIG))
+        check(all(v == 0 for v in drops.values()),
+              "%s: the port dropped none" % what)
+        for h in data["hosts"]:
+            print("  host: ud_rx %s ud_tx %s rc_rx %s rc_tx %s udp_echoed %s "
+                  "dropped %s" % (h.get("ud_rx"), h.get("ud_tx"),
+                                  h.get("rc_rx"), h.get("rc_tx"),
+                                  h.get("udp_echoed"), h.get("dropped")),
+                  flush=True)
+        check(all(h["rc_tx"] > 0 for h in data["hosts"]),
+              "%s: both hosts sent over RC" % what)
+
+
 {"spill": scenario_spill, "reap": scenario_reap, "budget": scenario_budget,
  "scale": scenario_scale, "persona": scenario_persona,
- "linux_spill": scenario_linux_spill}[SCENARIO]()
+ "linux_spill": scenario_linux_spill,
+ "illumos_big": scenario_illumos_big}[SCENARIO]()
 left = [f for f in os.listdir("/dev/shm") if FABRIC in f]
 check(not left, "no fabric objects left: %s" % left)
 done()
