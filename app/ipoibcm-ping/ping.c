@@ -263,12 +263,19 @@ bad:
 	return -1;
 }
 
+/* Frames above an Ethernet MTU: chained, sent whole over RC (DF) or not */
+static bool
+frames_big(void)
+{
+	return cfg.size - RTE_ETHER_HDR_LEN > RTE_ETHER_MTU;
+}
+
 static int
 port_init(void)
 {
 	struct rte_eth_conf conf = { 0 };
 	struct rte_eth_dev_info info;
-	bool big = cfg.size - RTE_ETHER_HDR_LEN > RTE_ETHER_MTU;
+	bool big = frames_big();
 
 	if (!rte_eth_dev_is_valid_port(cfg.port) ||
 	    rte_eth_dev_info_get(cfg.port, &info) != 0)
@@ -345,7 +352,6 @@ alloc_frame(uint32_t len)
 
 	while (len > 0) {
 		uint16_t n;
-		char *p;
 
 		m = rte_pktmbuf_alloc(mp);
 		if (m == NULL || (head != NULL &&
@@ -356,14 +362,9 @@ alloc_frame(uint32_t len)
 		}
 		if (head == NULL)
 			head = m;
+		/* append() fills the chain's last segment: m */
 		n = (uint16_t)RTE_MIN(len, (uint32_t)rte_pktmbuf_tailroom(m));
-		p = rte_pktmbuf_mtod(m, char *);
-		memset(p, 0, n);
-		m->data_len = n;
-		if (m != head)
-			head->pkt_len += n;
-		else
-			m->pkt_len = n;
+		memset(rte_pktmbuf_append(head, n), 0, n);
 		len -= n;
 	}
 	return head;
@@ -389,8 +390,7 @@ make_udp(const struct host *h)
 	ip->version_ihl = RTE_IPV4_VHL_DEF;
 	ip->total_length = rte_cpu_to_be_16((uint16_t)(cfg.size -
 						       sizeof(*eth)));
-	/* larger than an Ethernet MTU: whole over RC or not at all (DF) */
-	if (cfg.size - RTE_ETHER_HDR_LEN > RTE_ETHER_MTU)
+	if (frames_big())
 		ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
 	ip->time_to_live = 64;
 	ip->next_proto_id = IPPROTO_UDP;

@@ -156,33 +156,17 @@ adv_raw_req(struct raw *r, const uint8_t *a_hw, uint32_t udqpn,
 		.qpn = rte_cpu_to_be_32(udqpn),
 		.mtu = rte_cpu_to_be_32(IPOIB_CM_MTU),
 	};
-	struct shm_cm_id *id = NULL;
 	struct shm_cm_event ev;
-	struct shm_cm_req req;
 	struct shm_qp *qp;
-	uint64_t deadline;
-	int n = 0;
+	int ret;
 
 	qp = shm_qp_create(r->port, &qc);
 	TEST_ASSERT(qp != NULL, "R's RC QP");
-	memset(&req, 0, sizeof(req));
-	req.service_id = IPOIB_CM_SID_OFED |
-			 (((uint32_t)a_hw[1] << 16) |
-			  ((uint32_t)a_hw[2] << 8) | a_hw[3]);
-	req.dgid = &a_hw[4];
-	req.qp = qp;
-	req.max_cm_retries = 3;
-	req.priv = (const uint8_t *)&d;
-	req.priv_len = sizeof(d);
-	TEST_ASSERT_EQ(shm_cm_connect(r->port, &req, &id), 0, "REQ");
-	deadline = test_now_ms() + TEST_HANG_MS;
-	while (n == 0 && test_now_ms() < deadline)
-		n = shm_cm_poll(r->port, &ev, 1);
-	TEST_ASSERT_EQ(n, 1, "an answer");
-	*reason = ev.type == IPOIB_CM_REJ_RCVD ? ev.reason : 0;
-	shm_cm_destroy(id);
+	ret = raw_req(r, qp, a_hw, &d, sizeof(d), &ev);
+	if (ret == 0)
+		*reason = ev.type == IPOIB_CM_REJ_RCVD ? ev.reason : 0;
 	shm_qp_destroy(qp);
-	return 0;
+	return ret;
 }
 
 /*

@@ -179,12 +179,8 @@ test_iso_raw(void)
 	const char *fab = test_fabric("t_iso_raw");
 	uint8_t hw[IPOIB_HWADDR_LEN];
 	struct shm_cm_event ev;
-	struct shm_cm_id *id = NULL;
-	struct shm_cm_req req;
 	struct iso_port a;
 	struct raw r;
-	uint64_t deadline;
-	int n = 0;
 
 	TEST_RUN(iso_port_open(&a, "net_ipoibcm_isoa", fab, 0xa,
 			       ",pkey=0x8001"));
@@ -203,21 +199,9 @@ test_iso_raw(void)
 	TEST_ASSERT_EQ(drain(a.port, 1, QUIET_MS), 1,
 		       "the same frame from 0x8001 with the Q_Key arrives");
 
-	memset(&req, 0, sizeof(req));
-	req.service_id = IPOIB_CM_SID_OFED |
-			 (((uint32_t)hw[1] << 16) | ((uint32_t)hw[2] << 8) |
-			  hw[3]);
-	req.dgid = &hw[4];
-	req.qp = r.rc;
-	req.max_cm_retries = 3;
-	TEST_ASSERT_EQ(shm_cm_connect(r.port, &req, &id), 0, "REQ");
-	deadline = test_now_ms() + TEST_HANG_MS;
-	while (n == 0 && test_now_ms() < deadline)
-		n = shm_cm_poll(r.port, &ev, 1);
-	TEST_ASSERT_EQ(n, 1, "an answer");
+	TEST_RUN(raw_req(&r, r.rc, hw, NULL, 0, &ev));
 	TEST_ASSERT_EQ(ev.type, IPOIB_CM_REJ_RCVD, "REQ from 0x8002 refused");
 	TEST_ASSERT_EQ(test_xstat(a.port, "conns_rx"), 0, "no connection");
-	shm_cm_destroy(id);
 	raw_close(&r);
 	test_port_destroy(a.name);
 	return 0;

@@ -14,6 +14,7 @@
 #include "ipoib_wire.h"
 #include "test.h"
 #include "test_raw.h"
+#include "test_util.h"
 
 int
 raw_open(struct raw *r, const char *fab)
@@ -77,7 +78,7 @@ raw_post(struct raw *r, unsigned int qp, uint32_t qkey, const uint8_t *hw,
 			      .remote_qkey = qkey };
 	struct shm_ah ah;
 
-	s.remote_qpn = ((uint32_t)hw[1] << 16) | ((uint32_t)hw[2] << 8) | hw[3];
+	s.remote_qpn = ipoib_hwaddr_qpn((const struct ipoib_hwaddr *)hw);
 	TEST_ASSERT_EQ(shm_ah_resolve(r->f, &hw[4], 0, &ah), 0, "AH");
 	ah.global = global;
 	s.ah = &ah;
@@ -86,5 +87,31 @@ raw_post(struct raw *r, unsigned int qp, uint32_t qkey, const uint8_t *hw,
 	iov[1].iov_base = (void *)(uintptr_t)payload;
 	iov[1].iov_len = len;
 	TEST_ASSERT_EQ(shm_qp_post_send(r->ud[qp], &s, 1), 1, "sent");
+	return 0;
+}
+
+int
+raw_req(struct raw *r, struct shm_qp *qp, const uint8_t *hw,
+	const void *priv, uint8_t priv_len, struct shm_cm_event *ev)
+{
+	struct shm_cm_id *id = NULL;
+	struct shm_cm_req req;
+	uint64_t deadline;
+	int n = 0;
+
+	memset(&req, 0, sizeof(req));
+	req.service_id = IPOIB_CM_SID_OFED |
+			 ipoib_hwaddr_qpn((const struct ipoib_hwaddr *)hw);
+	req.dgid = &hw[4];
+	req.qp = qp;
+	req.max_cm_retries = 3;
+	req.priv = priv;
+	req.priv_len = priv_len;
+	TEST_ASSERT_EQ(shm_cm_connect(r->port, &req, &id), 0, "REQ");
+	deadline = test_now_ms() + TEST_HANG_MS;
+	while (n == 0 && test_now_ms() < deadline)
+		n = shm_cm_poll(r->port, ev, 1);
+	shm_cm_destroy(id);
+	TEST_ASSERT_EQ(n, 1, "an answer");
 	return 0;
 }

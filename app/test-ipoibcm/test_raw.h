@@ -35,5 +35,12 @@ void raw_close(struct raw *r);
 int raw_post(struct raw *r, unsigned int qp, uint32_t qkey,
 	     const uint8_t *hw, bool global, uint16_t proto,
 	     const void *payload, uint32_t len);
+/*
+ * A REQ from RC QP qp of R to the OFED service ID of the 20-byte hardware
+ * address hw, with private data priv (priv_len bytes, none if 0); *ev is
+ * the answer (REJ or REP), the CM id gone once it came.
+ */
+int raw_req(struct raw *r, struct shm_qp *qp, const uint8_t *hw,
+	    const void *priv, uint8_t priv_len, struct shm_cm_event *ev);
 
 #endif /* IPOIBCM_TEST_RAW_H */

@@ -153,8 +153,9 @@ class Ping:
         self._reader.join(HANG_S)
         out = [line for line in self.lines if line is not None]
         text = "".join(out)
-        print("".join("    " + l for l in out if not l.startswith("  ") or l.lstrip().startswith("#")),
-              flush=True)
+        # the grid's lines start with spaces; a sanitizer's frames too
+        print("".join("    " + l for l in out if not l.startswith("  ") or
+                      l.lstrip().startswith("#")), flush=True)
         check(self.p.returncode == 0, "ping exits 0 (every host served)")
         check("every host was served" in text, "every host of every phase "
               "answered")
@@ -370,7 +371,6 @@ def scenario_linux_spill():
               "%s: those hosts answered over UD" % what)
         check(all(h["ud_rx"] + h["rc_rx"] > 0 for h in hosts),
               "%s: the emulator saw every host receive" % what)
-
 
 
 # what a drop at the receiving port is counted as
