@@ -10,9 +10,9 @@
 
 #include <rte_ethdev.h>
 
+#include "rte_pmd_ipoib_cm.h"
 #include "test.h"
 #include "test_util.h"
-
 
 struct dp_pair {
 	const char *a_name, *b_name;
@@ -21,7 +21,7 @@ struct dp_pair {
 };
 
 static int
-dp_open(struct dp_pair *p, const char *args, uint16_t mtu)
+dp_open_q(struct dp_pair *p, const char *args, uint16_t mtu, uint16_t nb_q)
 {
 	char a_args[256], b_args[256];
 
@@ -31,11 +31,17 @@ dp_open(struct dp_pair *p, const char *args, uint16_t mtu)
 		 args);
 	p->a_name = "net_ipoibcm_dpa";
 	p->b_name = "net_ipoibcm_dpb";
-	TEST_RUN(test_port_create(p->a_name, a_args, 1, mtu, &p->a));
-	TEST_RUN(test_port_create(p->b_name, b_args, 1, mtu, &p->b));
+	TEST_RUN(test_port_create(p->a_name, a_args, nb_q, mtu, &p->a));
+	TEST_RUN(test_port_create(p->b_name, b_args, nb_q, mtu, &p->b));
 	rte_eth_macaddr_get(p->a, &p->a_mac);
 	rte_eth_macaddr_get(p->b, &p->b_mac);
 	return 0;
+}
+
+static int
+dp_open(struct dp_pair *p, const char *args, uint16_t mtu)
+{
+	return dp_open_q(p, args, mtu, 1);
 }
 
 static void
@@ -175,3 +181,66 @@ test_dp_large_nosrq(void)
 }
 REGISTER_TEST(dp_large_nosrq, test_dp_large_nosrq,
 		    "64 KiB frames: UD fragments, whole on RC, non-SRQ");
+
+/*
+ * Per-peer counters are kept by each queue and summed when read: A sends
+ * to B from two tx queues, B receives on both rx queues; each side's
+ * count of the other is every frame, once (rte_pmd_ipoibcm_peer_get()).
+ */
+static int
+dp_peer_counts(const char *args)
+{
+	const uint16_t per_q[2] = { 40, 24 }, total = 40 + 24;
+	double deadline;
+	struct rte_pmd_ipoibcm_peer info;
+	struct rte_mbuf *m, *rx[32];
+	struct dp_pair p;
+	uint16_t q, i, n, got = 0;
+
+	TEST_RUN(dp_open_q(&p, args, 1500, 2));
+	for (q = 0; q < 2; q++)
+		for (i = 0; i < per_q[q]; i++) {
+			m = test_udp_frame(&p.a_mac, &p.b_mac, 200, i, false);
+			TEST_ASSERT(m != NULL, "frame");
+			deadline = test_now_ms() + TEST_HANG_MS;
+			while (rte_eth_tx_burst(p.a, q, &m, 1) == 0)
+				TEST_ASSERT(test_now_ms() < deadline,
+					    "queue %u takes a frame", q);
+		}
+	deadline = test_now_ms() + TEST_HANG_MS;
+	while (got < total) {
+		TEST_ASSERT(test_now_ms() < deadline, "B received %u of %u",
+			    got, total);
+		for (q = 0; q < 2; q++) {
+			n = rte_eth_rx_burst(p.b, q, rx, RTE_DIM(rx));
+			got += n;
+			rte_pktmbuf_free_bulk(rx, n);
+		}
+	}
+	TEST_ASSERT_EQ(rte_pmd_ipoibcm_peer_get(p.a, &p.b_mac, &info), 0,
+		       "A knows B");
+	TEST_ASSERT_EQ(info.tx_rc_packets + info.tx_ud_packets, total,
+		       "A sent B %" PRIu64 " + %" PRIu64, info.tx_rc_packets,
+		       info.tx_ud_packets);
+	TEST_ASSERT_EQ(rte_pmd_ipoibcm_peer_get(p.b, &p.a_mac, &info), 0,
+		       "B knows A");
+	TEST_ASSERT_EQ(info.rx_packets, got, "B received from A");
+	dp_close(&p);
+	return 0;
+}
+
+static int
+test_dp_peer_counts_srq(void)
+{
+	return dp_peer_counts("srq=on");
+}
+REGISTER_TEST(dp_peer_counts_srq, test_dp_peer_counts_srq,
+		    "per-peer counters summed over two queue pairs, SRQ");
+
+static int
+test_dp_peer_counts_nosrq(void)
+{
+	return dp_peer_counts("srq=off");
+}
+REGISTER_TEST(dp_peer_counts_nosrq, test_dp_peer_counts_nosrq,
+		    "per-peer counters summed over two queue pairs, non-SRQ");

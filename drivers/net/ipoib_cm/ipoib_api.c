@@ -19,6 +19,7 @@ rte_pmd_ipoibcm_peer_get(uint16_t port_id, const struct rte_ether_addr *mac,
 			 struct rte_pmd_ipoibcm_peer *info)
 {
 	struct ipoib_priv *priv = ipoib_priv_of_port(port_id);
+	struct ipoib_peer_ctr c[IPOIB_PEER_CTR_KINDS];
 	const struct ipoib_peer *p;
 
 	if (priv == NULL)
@@ -38,9 +39,10 @@ rte_pmd_ipoibcm_peer_get(uint16_t port_id, const struct rte_ether_addr *mac,
 	info->rx_rc = p->rx != NULL;
 	info->qpn = p->qpn;
 	memcpy(info->gid, ipoib_hwaddr_gid(&p->hw), sizeof(info->gid));
-	info->tx_rc_packets = __atomic_load_n(&p->tx_rc_pkts, __ATOMIC_RELAXED);
-	info->tx_ud_packets = __atomic_load_n(&p->tx_ud_pkts, __ATOMIC_RELAXED);
-	info->rx_packets = __atomic_load_n(&p->rx_pkts, __ATOMIC_RELAXED);
+	ipoib_peer_counts(&priv->pt, p, c);
+	info->tx_rc_packets = c[IPOIB_PEER_CTR_TX_RC].pkts;
+	info->tx_ud_packets = c[IPOIB_PEER_CTR_TX_UD].pkts;
+	info->rx_packets = c[IPOIB_PEER_CTR_RX].pkts;
 	info->idle_ms = (ipoib_now_ns() - p->last_active_ns) / 1000000;
 	pthread_mutex_unlock(&priv->ctrl_lock);
 	return 0;

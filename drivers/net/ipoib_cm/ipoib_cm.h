@@ -34,7 +34,6 @@
 #include "ipoib_wire.h"
 #include "ipoib_wr_id.h"
 
-#define IPOIB_MAX_QUEUES	16
 #define IPOIB_MIN_MTU		68
 #define IPOIB_MAX_DESC		8192	/* send WRs of a QP, at most */
 #define IPOIB_MIN_DESC		32
@@ -163,6 +162,7 @@ struct ipoib_rxq {
 	uint8_t deferred;		/* not started by dev_start */
 	/* the last UD source, to skip a hash lookup for a busy sender */
 	struct ipoib_peer *last_src;
+	struct ipoib_peer_ctr *peer_ctr;	/* its counters of each peer */
 	/* counters last */
 	struct ipoib_rxq_stats stats;
 	struct ipoib_rxq_stats stats_base;	/* snapshot at last reset */
@@ -209,6 +209,9 @@ struct ipoib_txq {
 	uint32_t qsbr_id;
 	uint32_t handoff;		/* ipoib_queue_enter() */
 	uint32_t ud_qkey;		/* remote Q_Key of UD sends: priv->qkey */
+	/* its counters of each peer, by peer index: sent on RC, on UD */
+	struct ipoib_peer_ctr *peer_rc;
+	struct ipoib_peer_ctr *peer_ud;
 	struct ipoib_mc_last mc_last;	/* ipoib_mcast_snoop() */
 	/* a MAC the subnet did not know, not asked again for a while */
 	struct rte_ether_addr neg_mac;

@@ -96,6 +96,8 @@ ipoib_peers_init(struct ipoib_priv *priv, const char *name)
 	size_t qsz;
 	uint32_t i;
 
+	/* the datapath's per-peer counters are per queue, not in it */
+	RTE_BUILD_BUG_ON(sizeof(struct ipoib_peer) > 2 * RTE_CACHE_LINE_SIZE);
 	n = rte_align32pow2(n);
 	pt->nr_max = n;
 	rte_spinlock_init(&pt->learn_lock);
@@ -146,8 +148,12 @@ void
 ipoib_peers_fini(struct ipoib_priv *priv)
 {
 	struct ipoib_peers *pt = &priv->pt;
-	uint32_t i;
+	uint32_t i, k;
 
+	for (k = 0; k < IPOIB_PEER_CTR_KINDS; k++)
+		for (i = 0; i < IPOIB_MAX_QUEUES; i++)
+			ipoib_mem_free(&priv->acct, IPOIB_MEM_PEERS,
+				       pt->ctr[k][i]);
 	for (i = 0; pt->peers != NULL && i < pt->nr_max; i++) {
 		if (pt->peers[i].ah != NULL)
 			priv->ops->ah_destroy(pt->peers[i].ah);
@@ -164,6 +170,71 @@ ipoib_peers_fini(struct ipoib_priv *priv)
 	ipoib_mem_free(&priv->acct, IPOIB_MEM_PEERS, pt->peers);
 	ipoib_mem_free(&priv->acct, IPOIB_MEM_PEERS, pt->qsbr);
 	memset(pt, 0, sizeof(*pt));
+}
+
+struct ipoib_peer_ctr *
+ipoib_peer_ctr_get(struct ipoib_priv *priv, enum ipoib_peer_ctr_kind k,
+		   uint16_t q)
+{
+	struct ipoib_peers *pt = &priv->pt;
+	struct ipoib_peer_ctr *c = pt->ctr[k][q];
+
+	if (c != NULL)
+		return c;
+	c = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_PEERS, "ipoib_peer_ctr",
+			      (size_t)pt->nr_max * sizeof(*c),
+			      RTE_CACHE_LINE_SIZE, SOCKET_ID_ANY);
+	/* complete (zeroed) before a reader sums it */
+	if (c != NULL)
+		__atomic_store_n(&pt->ctr[k][q], c, __ATOMIC_RELEASE);
+	return c;
+}
+
+void
+ipoib_peer_counts(const struct ipoib_peers *pt, const struct ipoib_peer *peer,
+		  struct ipoib_peer_ctr sum[IPOIB_PEER_CTR_KINDS])
+{
+	uint32_t k, q;
+
+	for (k = 0; k < IPOIB_PEER_CTR_KINDS; k++) {
+		sum[k].pkts = sum[k].bytes = 0;
+		for (q = 0; q < IPOIB_MAX_QUEUES; q++) {
+			const struct ipoib_peer_ctr *c =
+				__atomic_load_n(&pt->ctr[k][q],
+						__ATOMIC_ACQUIRE);
+
+			if (c == NULL)
+				continue;
+			c += peer->index;
+			sum[k].pkts += __atomic_load_n(&c->pkts,
+						       __ATOMIC_RELAXED);
+			sum[k].bytes += __atomic_load_n(&c->bytes,
+							__ATOMIC_RELAXED);
+		}
+	}
+}
+
+/*
+ * A new peer in a reused slot counts from zero. No queue writes the
+ * slot's counters now: it was freed after a grace period.
+ */
+static void
+ipoib_peer_ctr_clear(struct ipoib_peers *pt, const struct ipoib_peer *peer)
+{
+	uint32_t k, q;
+
+	for (k = 0; k < IPOIB_PEER_CTR_KINDS; k++)
+		for (q = 0; q < IPOIB_MAX_QUEUES; q++) {
+			struct ipoib_peer_ctr *c =
+				__atomic_load_n(&pt->ctr[k][q],
+						__ATOMIC_ACQUIRE);
+
+			if (c == NULL)
+				continue;
+			c += peer->index;
+			__atomic_store_n(&c->pkts, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&c->bytes, 0, __ATOMIC_RELAXED);
+		}
 }
 
 static inline struct ipoib_peer *
@@ -360,9 +431,7 @@ ipoib_peer_new(struct ipoib_priv *priv, const struct ipoib_hwaddr *hw)
 	__atomic_store_n(&peer->dead, 0, __ATOMIC_RELAXED);
 	peer->collided = 0;
 	__atomic_store_n(&peer->lid, 0, __ATOMIC_RELAXED);
-	peer->tx_rc_pkts = peer->tx_rc_bytes = 0;
-	peer->tx_ud_pkts = peer->tx_ud_bytes = 0;
-	peer->rx_pkts = peer->rx_bytes = 0;
+	ipoib_peer_ctr_clear(pt, peer);
 	peer->next_retry_ns = 0;
 	peer->backoff_ms = 0;
 	peer->retries = 0;

@@ -19,8 +19,9 @@
 
 #define IPOIB_PEERS_MIN		4096	/* peer table: at least this */
 #define IPOIB_PEERS_PER_CONN	16	/* and this many per max_conns */
+#define IPOIB_MAX_QUEUES	16	/* rx queues, and tx queues, of a port */
 /* RCU readers: every rx queue, then every tx queue */
-#define IPOIB_QSBR_THREADS	(2 * 16)
+#define IPOIB_QSBR_THREADS	(2 * IPOIB_MAX_QUEUES)
 
 struct ipoib_conn;
 struct ipoib_priv;
@@ -50,27 +51,42 @@ struct ipoib_peer {
 	uint8_t collided;		/* another peer has our derived MAC */
 	uint16_t lid;			/* bound SLID (ARP/ND over UD), or 0 */
 	uint8_t adv_ud;			/* refused: our address without RC */
-	/* datapath counters: relaxed atomic adds, several queues */
-	uint64_t tx_rc_pkts;
-	uint64_t tx_rc_bytes;
-	uint64_t tx_ud_pkts;
-	uint64_t tx_ud_bytes;
-	uint64_t rx_pkts;
-	uint64_t rx_bytes;
+	/*
+	 * The datapath writes nothing here: its counters of the peer are
+	 * kept per queue (struct ipoib_peers' ctr), so that two lcores
+	 * never share a line and none takes a lock to count.
+	 */
 	/* control thread only */
 	struct ipoib_conn *txc;		/* the active connection, any state */
 	/* the passive connection; tx reads if it is set (ipoib_adv.c) */
 	struct ipoib_conn *rx;
-	uint8_t refused;		/* spilled by a REJ or a timeout */
 	uint64_t next_retry_ns;
-	uint32_t backoff_ms;
-	uint32_t retries;
 	uint64_t last_active_ns;
 	uint64_t sample_pkts;		/* packet total at the last sample */
-	uint64_t rate;			/* packets in the last sample period */
-	uint32_t sid_try;		/* which service ID to try next */
 	uint64_t adv_ns;		/* last told to use UD (ipoib_adv.c) */
+	uint32_t backoff_ms;
+	uint32_t retries;
+	uint32_t rate;			/* packets in the last sample period */
+	uint8_t sid_try;		/* which service ID to try next */
+	uint8_t refused;		/* spilled by a REJ or a timeout */
 } __rte_cache_aligned;
+
+/*
+ * Traffic of one peer counted by one queue, by peer index: one writer,
+ * the queue's lcore (IPOIB_STAT_ADD); readers sum every queue's
+ * (ipoib_peer_counts()).
+ */
+struct ipoib_peer_ctr {
+	uint64_t pkts;
+	uint64_t bytes;
+};
+
+enum ipoib_peer_ctr_kind {
+	IPOIB_PEER_CTR_RX,	/* received, any path (rx queues) */
+	IPOIB_PEER_CTR_TX_RC,	/* sent on RC (tx queues) */
+	IPOIB_PEER_CTR_TX_UD,	/* sent on UD (tx queues) */
+	IPOIB_PEER_CTR_KINDS,
+};
 
 /*
  * A peer in use, for threads that find it by scanning the table (control
@@ -101,6 +117,8 @@ struct ipoib_peers {
 	rte_spinlock_t learn_lock;	/* writers */
 	struct ipoib_peer_deferred *deferred;	/* removed, in grace */
 	uint32_t nr_deferred;
+	/* per kind and queue: nr_max counters, made at queue setup */
+	struct ipoib_peer_ctr *ctr[IPOIB_PEER_CTR_KINDS][IPOIB_MAX_QUEUES];
 	/* counters, any lcore: relaxed atomics */
 	uint64_t learned;
 	uint64_t collisions;
@@ -140,5 +158,17 @@ void ipoib_peers_reclaim(struct ipoib_priv *priv);
 int ipoib_peer_resolve(void *arg, const struct rte_ether_addr *mac,
 		       struct ipoib_hwaddr *hw);
 void ipoib_hw_key(struct ipoib_hwaddr *key, const struct ipoib_hwaddr *hw);
+/*
+ * Queue setup: queue q's counters of kind k (nr_max of them), made at
+ * its first setup and kept until the port closes (readers may be
+ * summing them meanwhile). NULL: no memory.
+ */
+struct ipoib_peer_ctr *ipoib_peer_ctr_get(struct ipoib_priv *priv,
+					  enum ipoib_peer_ctr_kind k,
+					  uint16_t q);
+/* Any thread: the peer's counters, summed over queues, by kind. */
+void ipoib_peer_counts(const struct ipoib_peers *pt,
+		       const struct ipoib_peer *peer,
+		       struct ipoib_peer_ctr sum[IPOIB_PEER_CTR_KINDS]);
 
 #endif /* IPOIB_PEER_H */

@@ -77,6 +77,7 @@ ipoib_rx_fresh_return(struct ipoib_rx_fresh *f)
  */
 struct ipoib_rx_acct {
 	uint32_t ptype_mask;	/* read once per burst */
+	struct ipoib_peer_ctr *ctr;	/* the queue's, by peer index */
 	struct ipoib_peer *peer;
 	uint32_t pkts;
 	uint32_t bytes;
@@ -91,8 +92,8 @@ ipoib_rx_acct_flush(struct ipoib_rx_acct *a)
 {
 	if (a->peer == NULL)
 		return;
-	__atomic_fetch_add(&a->peer->rx_pkts, a->pkts, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&a->peer->rx_bytes, a->bytes, __ATOMIC_RELAXED);
+	IPOIB_STAT_ADD(a->ctr[a->peer->index].pkts, a->pkts);
+	IPOIB_STAT_ADD(a->ctr[a->peer->index].bytes, a->bytes);
 	a->peer = NULL;
 	a->pkts = a->bytes = 0;
 }
@@ -504,6 +505,7 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 	struct ipoib_rx_acct acct = {
 		.ptype_mask = __atomic_load_n(&rxq->priv->ptype_mask,
 					      __ATOMIC_RELAXED),
+		.ctr = rxq->peer_ctr,
 	};
 	struct ipoib_rx_fresh fresh = { .n = 0, .next = 0 };
 	uint16_t nb = 0, nwr = 0, k, i;

@@ -267,6 +267,7 @@ ipoib_rxq_start(struct ipoib_priv *priv, struct ipoib_rxq *rxq)
 	rxq->post_recv = ops->post_recv;
 	rxq->post_srq_recv = ops->post_srq_recv;
 	rxq->qsbr = priv->pt.qsbr;
+	rxq->peer_ctr = priv->pt.ctr[IPOIB_PEER_CTR_RX][rxq->queue_id];
 	rxq->conns = priv->conns;
 	rxq->nr_conns = priv->nr_conns_max;
 	rxq->cq = ops->cq_create(priv->hca, ipoib_rxq_cqe(priv, rxq->nb_desc));

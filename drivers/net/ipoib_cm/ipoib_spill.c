@@ -19,11 +19,13 @@
 /* ---- timers: activity, retries, promotion, reaping, eviction ------------- */
 
 static uint64_t
-ipoib_peer_pkts(const struct ipoib_peer *p)
+ipoib_peer_pkts(const struct ipoib_peers *pt, const struct ipoib_peer *p)
 {
-	return __atomic_load_n(&p->tx_rc_pkts, __ATOMIC_RELAXED) +
-	       __atomic_load_n(&p->tx_ud_pkts, __ATOMIC_RELAXED) +
-	       __atomic_load_n(&p->rx_pkts, __ATOMIC_RELAXED);
+	struct ipoib_peer_ctr c[IPOIB_PEER_CTR_KINDS];
+
+	ipoib_peer_counts(pt, p, c);
+	return c[IPOIB_PEER_CTR_RX].pkts + c[IPOIB_PEER_CTR_TX_RC].pkts +
+	       c[IPOIB_PEER_CTR_TX_UD].pkts;
 }
 
 /* Once a second: each peer's packet rate and last activity. */
@@ -38,8 +40,9 @@ ipoib_sample_activity(struct ipoib_priv *priv, uint64_t now)
 
 		if (!ipoib_peer_live(p))
 			continue;
-		pkts = ipoib_peer_pkts(p);
-		p->rate = pkts - p->sample_pkts;
+		pkts = ipoib_peer_pkts(&priv->pt, p);
+		p->rate = (uint32_t)RTE_MIN(pkts - p->sample_pkts,
+					    (uint64_t)UINT32_MAX);
 		p->sample_pkts = pkts;
 		if (p->rate > 0)
 			p->last_active_ns = now;

@@ -120,17 +120,21 @@ ipoib_tel_summary(const char *cmd, const char *params, struct rte_tel_data *d)
 
 /* One peer: state, the path it is sent on, traffic, idle time. */
 static struct rte_tel_data *
-ipoib_tel_peer(const struct ipoib_peer *p, uint64_t now)
+ipoib_tel_peer(const struct ipoib_peers *pt, const struct ipoib_peer *p,
+	       uint64_t now)
 {
 	struct rte_tel_data *c = rte_tel_data_alloc();
 	uint32_t st = __atomic_load_n(&p->state, __ATOMIC_RELAXED);
 	char gid[48];
 	const uint8_t *g = ipoib_hwaddr_gid(&p->hw);
-	uint64_t tx_rc = __atomic_load_n(&p->tx_rc_pkts, __ATOMIC_RELAXED);
-	uint64_t tx_ud = __atomic_load_n(&p->tx_ud_pkts, __ATOMIC_RELAXED);
+	struct ipoib_peer_ctr n[IPOIB_PEER_CTR_KINDS];
+	const struct ipoib_peer_ctr *rc = &n[IPOIB_PEER_CTR_TX_RC];
+	const struct ipoib_peer_ctr *ud = &n[IPOIB_PEER_CTR_TX_UD];
+	const struct ipoib_peer_ctr *rx = &n[IPOIB_PEER_CTR_RX];
 
 	if (c == NULL)
 		return NULL;
+	ipoib_peer_counts(pt, p, n);
 	snprintf(gid, sizeof(gid), "%02x%02x:%02x%02x:%02x%02x:%02x%02x",
 		 g[8], g[9], g[10], g[11], g[12], g[13], g[14], g[15]);
 	rte_tel_data_start_dict(c);
@@ -143,15 +147,11 @@ ipoib_tel_peer(const struct ipoib_peer *p, uint64_t now)
 				     "UD");
 	rte_tel_data_add_dict_string(c, "gid", gid);
 	rte_tel_data_add_dict_uint(c, "qpn", p->qpn);
-	rte_tel_data_add_dict_uint(c, "tx_packets", tx_rc + tx_ud);
-	rte_tel_data_add_dict_uint(c, "tx_rc_packets", tx_rc);
-	rte_tel_data_add_dict_uint(c, "tx_bytes",
-		__atomic_load_n(&p->tx_rc_bytes, __ATOMIC_RELAXED) +
-		__atomic_load_n(&p->tx_ud_bytes, __ATOMIC_RELAXED));
-	rte_tel_data_add_dict_uint(c, "rx_packets",
-		__atomic_load_n(&p->rx_pkts, __ATOMIC_RELAXED));
-	rte_tel_data_add_dict_uint(c, "rx_bytes",
-		__atomic_load_n(&p->rx_bytes, __ATOMIC_RELAXED));
+	rte_tel_data_add_dict_uint(c, "tx_packets", rc->pkts + ud->pkts);
+	rte_tel_data_add_dict_uint(c, "tx_rc_packets", rc->pkts);
+	rte_tel_data_add_dict_uint(c, "tx_bytes", rc->bytes + ud->bytes);
+	rte_tel_data_add_dict_uint(c, "rx_packets", rx->pkts);
+	rte_tel_data_add_dict_uint(c, "rx_bytes", rx->bytes);
 	rte_tel_data_add_dict_uint(c, "idle_ms",
 				   (now - p->last_active_ns) / 1000000);
 	return c;
@@ -179,7 +179,7 @@ ipoib_tel_conns(const char *cmd, const char *params, struct rte_tel_data *d)
 
 		if (!ipoib_peer_live(p))
 			continue;
-		c = ipoib_tel_peer(p, now);
+		c = ipoib_tel_peer(&priv->pt, p, now);
 		if (c == NULL)
 			break;
 		snprintf(key, sizeof(key), "%u", i);

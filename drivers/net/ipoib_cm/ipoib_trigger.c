@@ -110,6 +110,14 @@ ipoib_start_queues(struct rte_eth_dev *dev, struct ipoib_priv *priv)
 	uint16_t q;
 	int ret;
 
+	/* each queue's counters of each peer, kept until the port closes */
+	for (q = 0; q < data->nb_rx_queues; q++)
+		if (ipoib_peer_ctr_get(priv, IPOIB_PEER_CTR_RX, q) == NULL)
+			return -ENOMEM;
+	for (q = 0; q < data->nb_tx_queues; q++)
+		if (ipoib_peer_ctr_get(priv, IPOIB_PEER_CTR_TX_RC, q) == NULL ||
+		    ipoib_peer_ctr_get(priv, IPOIB_PEER_CTR_TX_UD, q) == NULL)
+			return -ENOMEM;
 	for (q = 0; q < data->nb_rx_queues; q++) {
 		ret = ipoib_rxq_start(priv, data->rx_queues[q]);
 		if (ret < 0)
@@ -128,6 +136,8 @@ ipoib_start_queues(struct rte_eth_dev *dev, struct ipoib_priv *priv)
 		txq->ud_qp = priv->ud_qp;
 		txq->ud_qkey = priv->qkey;
 		txq->last_peer = NULL;
+		txq->peer_rc = priv->pt.ctr[IPOIB_PEER_CTR_TX_RC][q];
+		txq->peer_ud = priv->pt.ctr[IPOIB_PEER_CTR_TX_UD][q];
 		rte_rcu_qsbr_thread_register(priv->pt.qsbr, txq->qsbr_id);
 	}
 	return 0;

@@ -147,6 +147,7 @@ static void
 ipoib_tx_account(struct ipoib_txq *txq, const struct ipoib_tx_run *r,
 		 uint16_t from, uint16_t to)
 {
+	struct ipoib_peer_ctr *ctr = r->rc ? txq->peer_rc : txq->peer_ud;
 	uint32_t pkts = 0, bytes = 0, total = 0;
 	uint16_t i;
 
@@ -162,10 +163,8 @@ ipoib_tx_account(struct ipoib_txq *txq, const struct ipoib_tx_run *r,
 		}
 		if (i + 1 < to && r->peer[i + 1] == p)
 			continue;
-		__atomic_fetch_add(r->rc ? &p->tx_rc_pkts : &p->tx_ud_pkts,
-				   pkts, __ATOMIC_RELAXED);
-		__atomic_fetch_add(r->rc ? &p->tx_rc_bytes : &p->tx_ud_bytes,
-				   bytes, __ATOMIC_RELAXED);
+		IPOIB_STAT_ADD(ctr[p->index].pkts, pkts);
+		IPOIB_STAT_ADD(ctr[p->index].bytes, bytes);
 		pkts = bytes = 0;
 	}
 	if (r->rc) {
