@@ -6,6 +6,9 @@
  *   dpdk-test-ipoibcm [EAL options] -- list | all | <test>...
  */
 
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,9 +43,20 @@ test_log_capture_stop(void)
 	return log_buf;
 }
 
+static int
+test_rm(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
+	char runtime[PATH_MAX];
 	int ret;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -58,7 +72,11 @@ main(int argc, char **argv)
 		argv++;
 	}
 	ret = test_main(argc, argv, NULL);
+	/* EAL leaves its runtime directory (/var/run/dpdk/<prefix>) */
+	snprintf(runtime, sizeof(runtime), "%s", rte_eal_get_runtime_dir());
 	rte_eal_cleanup();
+	if (rte_eal_process_type() == RTE_PROC_PRIMARY)
+		nftw(runtime, test_rm, 8, FTW_DEPTH | FTW_PHYS);
 	free(log_buf);
 	return ret;
 }

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Helpers for the black-box tests: stock DPDK tools against the plugin."""
 
+import atexit
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,6 +23,28 @@ EAL = ["--no-huge", "-m", "1024", "--no-pci"]
 HANG_S = 120
 
 _failures = []
+# EAL's runtime directories: one per --file-prefix, left after the process
+RUNTIME_DIR = "/var/run/dpdk"
+
+
+def _remove_runtime_dirs():
+    """Remove the runtime directories of the EAL processes this test ran.
+
+    Every black-box test names its processes' file prefixes with its own
+    PID (prefix_PID or prefix_PID_name); EAL leaves the directories behind
+    when the processes exit.
+    """
+    pid = re.compile(r"_%d(_|$)" % os.getpid())
+    try:
+        names = os.listdir(RUNTIME_DIR)
+    except OSError:
+        return
+    for name in names:
+        if pid.search(name):
+            shutil.rmtree(os.path.join(RUNTIME_DIR, name), ignore_errors=True)
+
+
+atexit.register(_remove_runtime_dirs)
 
 
 def check(cond, what):
