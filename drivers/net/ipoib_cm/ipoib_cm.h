@@ -281,7 +281,9 @@ struct ipoib_ctrl_stats {
 	uint64_t evictions;
 	uint64_t spills;
 	uint64_t qp_errors;
-	uint64_t cm_malformed;
+	uint64_t cm_malformed;		/* all of the two below */
+	uint64_t cm_short_priv;		/* REQ/REP private data < 8 bytes */
+	uint64_t cm_bad_mtu;		/* REP's MTU no larger than a header */
 	uint64_t drain_timeouts;	/* slow to drain: rx queue not polled */
 	uint64_t peers_forgotten;	/* idle, unconnected: table entry freed */
 	uint64_t pool_reuses;		/* non-SRQ: spare pools taken */

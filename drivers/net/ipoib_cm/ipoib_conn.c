@@ -371,12 +371,14 @@ ipoib_conn_rep(struct ipoib_priv *priv, const struct ipoib_cm_event *ev)
 
 	if (ev->priv_len < sizeof(data)) {
 		priv->cstats.cm_malformed++;
+		priv->cstats.cm_short_priv++;
 		goto refuse;
 	}
 	memcpy(&data, ev->priv, sizeof(data));
 	mtu = rte_be_to_cpu_32(data.mtu);
 	if (mtu <= IPOIB_HDR_LEN) {	/* Linux refuses these too */
 		priv->cstats.cm_malformed++;
+		priv->cstats.cm_bad_mtu++;
 		goto refuse;
 	}
 	if (priv->ops->cm_rtu(c->cm_id) < 0)
@@ -506,9 +508,15 @@ ipoib_conn_req(struct ipoib_priv *priv, const struct ipoib_cm_event *ev)
 
 	if (ev->priv_len < sizeof(req)) {
 		priv->cstats.cm_malformed++;
+		priv->cstats.cm_short_priv++;
 		ipoib_conn_reject(priv, ev, IPOIB_REJ_CONSUMER);
 		return;
 	}
+	/*
+	 * Of the private data only the QPN is used: the passive side never
+	 * sends, so the REQ's MTU (any value, 0 too) is not read, as Linux
+	 * does not read it.
+	 */
 	memcpy(&req, ev->priv, sizeof(req));
 	ipoib_hwaddr_set(&hw, IPOIB_HWADDR_F_RC,
 			 rte_be_to_cpu_32(req.qpn) & IPOIB_QPN_MASK,

@@ -67,6 +67,8 @@ static const struct ipoib_xstat ipoib_ctrl_xstats[] = {
 	CTL("conn_failed", conn_failed),
 	CTL("cm_timeouts", cm_timeouts),
 	CTL("cm_malformed", cm_malformed),
+	CTL("cm_malformed_short", cm_short_priv),
+	CTL("cm_malformed_mtu", cm_bad_mtu),
 	CTL("conn_retries", retries),
 	CTL("conn_promotions", promotions),
 	CTL("conn_reaped", reaped),
