@@ -148,25 +148,12 @@ static int
 adv_raw_req(struct raw *r, const uint8_t *a_hw, uint32_t udqpn,
 	    uint16_t *reason)
 {
-	struct shm_qp_conf qc = {
-		.type = SHM_QPT_RC, .max_recv_wr = 1, .max_recv_sge = 1,
-		.recv_cq = r->cq, .pkey_index = 0,
-	};
 	struct ipoib_cm_data d = {
 		.qpn = rte_cpu_to_be_32(udqpn),
 		.mtu = rte_cpu_to_be_32(IPOIB_CM_MTU),
 	};
-	struct shm_cm_event ev;
-	struct shm_qp *qp;
-	int ret;
 
-	qp = shm_qp_create(r->port, &qc);
-	TEST_ASSERT(qp != NULL, "R's RC QP");
-	ret = raw_req(r, qp, a_hw, &d, sizeof(d), &ev);
-	if (ret == 0)
-		*reason = ev.type == IPOIB_CM_REJ_RCVD ? ev.reason : 0;
-	shm_qp_destroy(qp);
-	return ret;
+	return raw_req_reason(r, a_hw, &d, sizeof(d), reason);
 }
 
 /*

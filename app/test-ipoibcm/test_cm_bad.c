@@ -18,28 +18,6 @@
 #include "test_raw.h"
 #include "test_util.h"
 
-/* R's REQ to A with priv_len bytes of d: the answer's REJ reason, 0: REP */
-static int
-bad_req(struct raw *r, const uint8_t *a_hw, const struct ipoib_cm_data *d,
-	uint8_t priv_len, uint16_t *reason)
-{
-	struct shm_qp_conf qc = {
-		.type = SHM_QPT_RC, .max_recv_wr = 1, .max_recv_sge = 1,
-		.recv_cq = r->cq, .pkey_index = 0,
-	};
-	struct shm_cm_event ev;
-	struct shm_qp *qp;
-	int ret;
-
-	qp = shm_qp_create(r->port, &qc);
-	TEST_ASSERT(qp != NULL, "R's RC QP");
-	ret = raw_req(r, qp, a_hw, priv_len != 0 ? d : NULL, priv_len, &ev);
-	if (ret == 0)
-		*reason = ev.type == IPOIB_CM_REJ_RCVD ? ev.reason : 0;
-	shm_qp_destroy(qp);
-	return ret;
-}
-
 static int
 test_cm_bad_req(void)
 {
@@ -55,9 +33,9 @@ test_cm_bad_req(void)
 		       0, "A's address, seen from R");
 	d.qpn = rte_cpu_to_be_32(shm_qp_num(r.ud[0]));
 	d.mtu = rte_cpu_to_be_32(IPOIB_CM_BUF_SIZE);
-	TEST_RUN(bad_req(&r, a_hw, &d, 0, &reason));
+	TEST_RUN(raw_req_reason(&r, a_hw, NULL, 0, &reason));
 	TEST_ASSERT_EQ(reason, IPOIB_REJ_CONSUMER, "no private data: REJ");
-	TEST_RUN(bad_req(&r, a_hw, &d, 4, &reason));
+	TEST_RUN(raw_req_reason(&r, a_hw, &d, 4, &reason));
 	TEST_ASSERT_EQ(reason, IPOIB_REJ_CONSUMER, "4 bytes of 8: REJ");
 	TEST_ASSERT_EQ(test_xstat(net.port[0], "cm_malformed_short"), 2,
 		       "counted as short");
@@ -67,7 +45,7 @@ test_cm_bad_req(void)
 		       "both refused by the consumer reason");
 	/* a well-formed REQ, MTU 0 included, is still taken */
 	d.mtu = 0;
-	TEST_RUN(bad_req(&r, a_hw, &d, sizeof(d), &reason));
+	TEST_RUN(raw_req_reason(&r, a_hw, &d, sizeof(d), &reason));
 	TEST_ASSERT_EQ(reason, 0, "REP to a REQ whose MTU is 0");
 	TEST_ASSERT_EQ(test_xstat(net.port[0], "cm_malformed"), 2,
 		       "a REQ's MTU is not judged");

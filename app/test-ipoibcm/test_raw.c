@@ -115,3 +115,24 @@ raw_req(struct raw *r, struct shm_qp *qp, const uint8_t *hw,
 	TEST_ASSERT_EQ(n, 1, "an answer");
 	return 0;
 }
+
+int
+raw_req_reason(struct raw *r, const uint8_t *hw, const void *priv,
+	       uint8_t priv_len, uint16_t *reason)
+{
+	struct shm_qp_conf qc = {
+		.type = SHM_QPT_RC, .max_recv_wr = 1, .max_recv_sge = 1,
+		.recv_cq = r->cq, .pkey_index = 0,
+	};
+	struct shm_cm_event ev;
+	struct shm_qp *qp;
+	int ret;
+
+	qp = shm_qp_create(r->port, &qc);
+	TEST_ASSERT(qp != NULL, "R's RC QP");
+	ret = raw_req(r, qp, hw, priv, priv_len, &ev);
+	if (ret == 0)
+		*reason = ev.type == IPOIB_CM_REJ_RCVD ? ev.reason : 0;
+	shm_qp_destroy(qp);
+	return ret;
+}

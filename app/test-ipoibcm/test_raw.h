@@ -43,4 +43,11 @@ int raw_post(struct raw *r, unsigned int qp, uint32_t qkey,
 int raw_req(struct raw *r, struct shm_qp *qp, const uint8_t *hw,
 	    const void *priv, uint8_t priv_len, struct shm_cm_event *ev);
 
+/*
+ * raw_req() from a new RC QP of R (partition 0x8001); *reason: the REJ's
+ * reason, or 0 for a REP.
+ */
+int raw_req_reason(struct raw *r, const uint8_t *hw, const void *priv,
+		   uint8_t priv_len, uint16_t *reason);
+
 #endif /* IPOIBCM_TEST_RAW_H */
