@@ -515,11 +515,12 @@ ipoib_conn_req(struct ipoib_priv *priv, const struct ipoib_cm_event *ev)
 	/*
 	 * Of the private data only the QPN is used: the passive side never
 	 * sends, so the REQ's MTU (any value, 0 too) is not read, as Linux
-	 * does not read it.
+	 * does not read it. A REQ says nothing of whether its sender can
+	 * be connected to (its CM may be unreachable: a librdmacm process
+	 * on InfiniBand): the flags stay unknown, taken from its ARP/ND.
 	 */
 	memcpy(&req, ev->priv, sizeof(req));
-	ipoib_hwaddr_set(&hw, IPOIB_HWADDR_F_RC,
-			 rte_be_to_cpu_32(req.qpn) & IPOIB_QPN_MASK,
+	ipoib_hwaddr_set(&hw, 0, rte_be_to_cpu_32(req.qpn) & IPOIB_QPN_MASK,
 			 ev->remote_gid);
 	peer = ipoib_peer_learn(priv, &hw);
 	if (peer == NULL) {

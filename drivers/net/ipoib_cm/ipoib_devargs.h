@@ -31,6 +31,7 @@
 #define IPOIB_ARG_SHM_MAX_QP	"shm_max_qp"
 #define IPOIB_ARG_SHM_MAX_SRQ_WR "shm_max_srq_wr"
 #define IPOIB_ARG_SHM_MAX_CQE	"shm_max_cqe"
+#define IPOIB_ARG_SHM_CM_LISTEN	"shm_cm_listen"
 #define IPOIB_ARG_FAULT_DROP	"fault_drop"
 #define IPOIB_ARG_FAULT_CM_DELAY "fault_cm_delay"
 #define IPOIB_ARG_FAULT_REJ	"fault_rej"
@@ -60,6 +61,11 @@ struct ipoib_shm_config {
 	uint32_t max_qp;
 	uint32_t max_srq_wr;
 	uint32_t max_cqe;
+	/*
+	 * 0 (ipoib): the CM listens on the IPoIB service IDs; 1 (none): it
+	 * does not, as a process using librdmacm on InfiniBand cannot
+	 */
+	uint8_t cm_listen;
 	/* fault injection on what this port receives */
 	struct ipoib_faults faults;
 };
@@ -142,6 +148,7 @@ int ipoib_parse_name(const char *value, char *out, size_t max, bool dots);
 	IPOIB_ARG_SHM_MAX_QP "=<n> " \
 	IPOIB_ARG_SHM_MAX_SRQ_WR "=<n> " \
 	IPOIB_ARG_SHM_MAX_CQE "=<n> " \
+	IPOIB_ARG_SHM_CM_LISTEN "=ipoib|none " \
 	IPOIB_ARG_FAULT_DROP "=<ppm> " \
 	IPOIB_ARG_FAULT_CM_DELAY "=<ms> " \
 	IPOIB_ARG_FAULT_REJ "=all|<n> " \

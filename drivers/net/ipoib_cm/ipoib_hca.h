@@ -58,6 +58,11 @@ struct ipoib_port_attr {
 	uint32_t max_sge;		/* of a QP's own receive queue */
 	uint32_t max_srq_sge;		/* of an SRQ */
 	uint32_t link_speed;		/* RTE_ETH_SPEED_NUM_* */
+	/*
+	 * A peer's REQ to our IPoIB service IDs reaches our CM: only then
+	 * does the port advertise connected mode in its address.
+	 */
+	bool cm_reachable;
 	const char *name;		/* device name for logs: "shm:lab/3" */
 };
 

@@ -28,6 +28,7 @@
 struct ipoib_hca {
 	struct shm_fabric *f;
 	struct shm_port *port;
+	bool cm_listen;			/* on the IPoIB service IDs */
 	char name[64];
 };
 
@@ -77,6 +78,7 @@ ipoib_shm_open(const struct ipoib_config *cfg, const char *dev_name,
 			goto fail_port;
 	}
 	shm_port_set_faults(hca->port, &cfg->shm.faults);
+	hca->cm_listen = cfg->shm.cm_listen == 0;
 	shm_port_query(hca->port, &info);
 	snprintf(hca->name, sizeof(hca->name), "shm:%s/%u", cfg->shm.fabric,
 		 info.index);
@@ -120,6 +122,7 @@ ipoib_shm_query_port(struct ipoib_hca *hca, struct ipoib_port_attr *attr)
 	attr->max_sge = IPOIB_MAX_SGE;
 	attr->max_srq_sge = IPOIB_MAX_SGE;
 	attr->link_speed = RTE_ETH_SPEED_NUM_100G;
+	attr->cm_reachable = hca->cm_listen;
 	attr->name = hca->name;
 	return 0;
 }
@@ -399,6 +402,9 @@ ipoib_shm_mc_join_poll(struct ipoib_hca *hca, struct ipoib_mc_rec *rec)
 static int
 ipoib_shm_cm_listen(struct ipoib_hca *hca, uint64_t service_id)
 {
+	/* shm_cm_listen=none: REQs to us are refused by the fabric (8) */
+	if (!hca->cm_listen)
+		return 0;
 	return shm_cm_listen(hca->port, service_id);
 }
 
@@ -681,6 +687,10 @@ arg_fault_cm_drop(const char *value, void *field)
 	return 0;
 }
 
+static const char *const ipoib_shm_cm_listen_words[] = {
+	"ipoib", "none", NULL,
+};
+
 static const struct ipoib_arg ipoib_shm_args[] = {
 	IPOIB_ARG_PARSE(IPOIB_ARG_FABRIC, "1-31 characters of [A-Za-z0-9_-]",
 			shm.fabric, arg_fabric),
@@ -696,6 +706,8 @@ static const struct ipoib_arg ipoib_shm_args[] = {
 		       1, 1 << 20),
 	IPOIB_ARG_UINT(IPOIB_ARG_SHM_MAX_CQE, "1-16777216", shm.max_cqe, 1,
 		       1 << 24),
+	IPOIB_ARG_WORD(IPOIB_ARG_SHM_CM_LISTEN, shm.cm_listen,
+		       ipoib_shm_cm_listen_words),
 	IPOIB_ARG_UINT(IPOIB_ARG_FAULT_DROP, "0-1000000 (parts per million)",
 		       shm.faults.drop_ppm, 0, 1000000),
 	IPOIB_ARG_UINT(IPOIB_ARG_FAULT_CM_DELAY, "0-60000 milliseconds",

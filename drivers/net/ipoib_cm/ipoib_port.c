@@ -150,11 +150,13 @@ ipoib_port_log(const struct ipoib_priv *priv, const char *name)
 
 	IPOIB_LOG(INFO, "%s: %s LID %u GID %02x%02x:%02x%02x:%02x%02x:%02x%02x:"
 		  "%02x%02x:%02x%02x:%02x%02x:%02x%02x UD QPN 0x%06x MAC "
-		  RTE_ETHER_ADDR_PRT_FMT " IB MTU %u", name, priv->attr.name,
+		  RTE_ETHER_ADDR_PRT_FMT " IB MTU %u%s", name, priv->attr.name,
 		  priv->attr.lid, g[0], g[1], g[2], g[3], g[4], g[5], g[6],
 		  g[7], g[8], g[9], g[10], g[11], g[12], g[13], g[14], g[15],
 		  priv->ud_qpn, RTE_ETHER_ADDR_BYTES(&priv->mac),
-		  priv->attr.ib_mtu);
+		  priv->attr.ib_mtu, priv->attr.cm_reachable ? "" :
+		  "; connected mode not offered (peers' REQs cannot reach "
+		  "this port's CM): peers send to it over UD");
 }
 
 /* Probe time: open the HCA port, make the UD QP, join broadcast. */
@@ -192,9 +194,10 @@ ipoib_port_open(struct ipoib_priv *priv, const char *name)
 			  strerror(-ret));
 		goto fail_peers;
 	}
-	/* we always offer connected mode */
-	ipoib_hwaddr_set(&priv->eth.port_hw, IPOIB_HWADDR_F_RC, priv->ud_qpn,
-			 priv->attr.gid);
+	/* connected mode is offered where peers' REQs can reach us */
+	ipoib_hwaddr_set(&priv->eth.port_hw,
+			 priv->attr.cm_reachable ? IPOIB_HWADDR_F_RC : 0,
+			 priv->ud_qpn, priv->attr.gid);
 	ipoib_mac_from_hwaddr(&priv->mac, &priv->eth.port_hw);
 	priv->eth.port_mac = priv->mac;
 	priv->eth.pkey = priv->pkey;

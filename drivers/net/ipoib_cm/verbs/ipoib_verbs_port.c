@@ -282,6 +282,14 @@ ipoib_verbs_query_port(struct ipoib_hca *hca, struct ipoib_port_attr *attr)
 	attr->ib_mtu = (uint16_t)ipoib_verbs_mtu_bytes(pa.active_mtu);
 	attr->active = pa.state == IBV_PORT_ACTIVE;
 	attr->has_srq = hca->dattr.max_srq > 0;
+	/*
+	 * rdma_cm listens on its own port spaces only: on InfiniBand a
+	 * Linux or illumos host's REQ to our IPoIB service ID cannot reach
+	 * us, so the port does not offer connected mode there (the hosts
+	 * send to it over UD; it still connects out to them). On RoCE its
+	 * peers are ports like it, which connect to the mapped ports.
+	 */
+	attr->cm_reachable = hca->roce;
 	for (i = 0; i < RTE_MIN(pa.pkey_tbl_len, IPOIB_PKEY_TABLE_LEN); i++) {
 		__be16 pk;
 
