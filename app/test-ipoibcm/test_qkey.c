@@ -10,7 +10,8 @@
  * with the group's Q_Key and refused (hca_qkey_drops) with the old constant
  * 0x0b1b; frames longer than the group's UD MTU (1020) are fragmented
  * (IPv4) or answered with ICMP "fragmentation needed" (DF). In both
- * receive modes. And a port the SA refuses keeps the defaults.
+ * receive modes. And a port the SA refuses, or never answers, keeps the
+ * defaults and still serves.
  */
 
 #include <netinet/ip_icmp.h>
@@ -245,3 +246,32 @@ test_qkey_join_refused(void)
 }
 REGISTER_TEST(qkey_join_refused, test_qkey_join_refused,
 	      "broadcast join refused: default Q_Key and MTU, counted");
+
+/*
+ * The SA never answers the port's join (fault_sa_drop: every request
+ * lost): after its 3 s wait the port comes up with the defaults, counts
+ * the failure, and exchanges traffic with a port that joined (the
+ * fabric's IPoIB group has the default Q_Key 0x0b1b here).
+ */
+static int
+test_qkey_join_lost(void)
+{
+	const struct ipoib_priv *priv;
+	unsigned int peer = 1;
+	struct test_net net;
+
+	TEST_RUN(test_net_open(&net, "t_qkey_lost", "fault_sa_drop=1000000",
+			       "", 1));
+	priv = ipoib_priv_of_port(net.port[0]);
+	TEST_ASSERT(priv != NULL, "port %u is ours", net.port[0]);
+	TEST_ASSERT_EQ(priv->qkey, IPOIB_QKEY_DEFAULT, "the default Q_Key");
+	TEST_ASSERT_EQ(test_xstat(net.port[0], "mcast_joins_refused"), 1,
+		       "the unanswered join counted");
+	TEST_ASSERT_EQ(test_xstat(net.port[1], "mcast_joins_refused"), 0,
+		       "the other port joined");
+	TEST_RUN(test_net_rounds(&net, &peer, 1, QK_ROUNDS, 0));
+	test_net_close(&net);
+	return 0;
+}
+REGISTER_TEST(qkey_join_lost, test_qkey_join_lost,
+	      "broadcast join never answered: defaults, counted, serves");

@@ -87,6 +87,7 @@ rte_pmd_ipoibcm_faults_set(uint16_t port_id,
 		.cm_drop_mask = f->cm_drop_mask,
 		.port_down = f->port_down,
 		.ud_send_refuse = f->ud_send_refuse,
+		.sa_drop_ppm = f->sa_drop_ppm,
 	};
 
 	if (priv == NULL)
@@ -120,5 +121,6 @@ rte_pmd_ipoibcm_faults_get(uint16_t port_id, struct rte_pmd_ipoibcm_faults *f)
 	f->cm_drop_mask = hf.cm_drop_mask;
 	f->port_down = hf.port_down;
 	f->ud_send_refuse = hf.ud_send_refuse;
+	f->sa_drop_ppm = hf.sa_drop_ppm;
 	return 0;
 }

@@ -36,6 +36,7 @@
 #define IPOIB_ARG_FAULT_CM_DELAY "fault_cm_delay"
 #define IPOIB_ARG_FAULT_REJ	"fault_rej"
 #define IPOIB_ARG_FAULT_CM_DROP	"fault_cm_drop"
+#define IPOIB_ARG_FAULT_SA_DROP	"fault_sa_drop"
 
 #define IPOIB_FABRIC_NAME_MAX	31
 #define IPOIB_DEV_NAME_MAX	63
@@ -152,7 +153,8 @@ int ipoib_parse_name(const char *value, char *out, size_t max, bool dots);
 	IPOIB_ARG_FAULT_DROP "=<ppm> " \
 	IPOIB_ARG_FAULT_CM_DELAY "=<ms> " \
 	IPOIB_ARG_FAULT_REJ "=all|<n> " \
-	IPOIB_ARG_FAULT_CM_DROP "=<req:rep:rej:rtu:dreq:drep>"
+	IPOIB_ARG_FAULT_CM_DROP "=<req:rep:rej:rtu:dreq:drep> " \
+	IPOIB_ARG_FAULT_SA_DROP "=<ppm>"
 
 struct ipoib_hca_ops;
 

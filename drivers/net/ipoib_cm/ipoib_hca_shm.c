@@ -717,6 +717,8 @@ static const struct ipoib_arg ipoib_shm_args[] = {
 	IPOIB_ARG_PARSE(IPOIB_ARG_FAULT_CM_DROP, "CM message types req, rep, "
 			"rej, rtu, dreq, drep joined with ':'",
 			shm.faults.cm_drop_mask, arg_fault_cm_drop),
+	IPOIB_ARG_UINT(IPOIB_ARG_FAULT_SA_DROP, "0-1000000 (parts per million)",
+		       shm.faults.sa_drop_ppm, 0, 1000000),
 };
 
 static void

@@ -100,6 +100,7 @@ struct ipoib_faults {
 	uint32_t cm_drop_mask;		/* 1 << IPOIB_CM_MSG_*: all dropped */
 	bool port_down;			/* the port's link is down */
 	uint32_t ud_send_refuse;	/* UD send WRs to refuse (queue full) */
+	uint32_t sa_drop_ppm;		/* SA requests never answered, per 1e6 */
 };
 
 #endif /* IPOIB_HCA_TYPES_H */

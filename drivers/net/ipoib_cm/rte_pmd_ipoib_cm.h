@@ -76,6 +76,9 @@ struct rte_pmd_ipoibcm_faults {
 	/** the next N UD send WRs the port posts are refused, the tail of
 	 *  each post, as by a full send queue (reads back what is left) */
 	uint32_t ud_send_refuse;
+	/** the port's requests to the subnet administrator (joins, path
+	 *  records) never answered, per million */
+	uint32_t sa_drop_ppm;
 };
 
 /**

@@ -342,6 +342,9 @@ shm_port_set_faults(struct shm_port *p, const struct ipoib_faults *fl)
 	shm_store(&e->fault_cm_drop_mask, fl->cm_drop_mask);
 	__atomic_store_n(&p->ud_send_refuse, fl->ud_send_refuse,
 			 __ATOMIC_RELAXED);
+	pthread_mutex_lock(&p->sa_lock);
+	p->sa_drop_ppm = fl->sa_drop_ppm;
+	pthread_mutex_unlock(&p->sa_lock);
 	shm_port_set_state(p, !fl->port_down);
 }
 
@@ -357,6 +360,9 @@ shm_port_get_faults(const struct shm_port *p, struct ipoib_faults *fl)
 	fl->port_down = shm_load(&e->state) != SHM_PORT_ACTIVE;
 	fl->ud_send_refuse = __atomic_load_n(&p->ud_send_refuse,
 					     __ATOMIC_RELAXED);
+	pthread_mutex_lock((pthread_mutex_t *)(uintptr_t)&p->sa_lock);
+	fl->sa_drop_ppm = p->sa_drop_ppm;
+	pthread_mutex_unlock((pthread_mutex_t *)(uintptr_t)&p->sa_lock);
 }
 
 /* ---- address records ----------------------------------------------------- */
