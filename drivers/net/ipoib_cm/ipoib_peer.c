@@ -190,22 +190,30 @@ ipoib_peer_ctr_get(struct ipoib_priv *priv, enum ipoib_peer_ctr_kind k,
 	return c;
 }
 
+/* Queue q's counter of kind k for peer, or NULL: the queue has none. */
+static struct ipoib_peer_ctr *
+ipoib_peer_ctr_of(const struct ipoib_peers *pt, uint32_t k, uint32_t q,
+		  const struct ipoib_peer *peer)
+{
+	struct ipoib_peer_ctr *c = __atomic_load_n(&pt->ctr[k][q],
+						   __ATOMIC_ACQUIRE);
+
+	return c != NULL ? c + peer->index : NULL;
+}
+
 void
 ipoib_peer_counts(const struct ipoib_peers *pt, const struct ipoib_peer *peer,
 		  struct ipoib_peer_ctr sum[IPOIB_PEER_CTR_KINDS])
 {
+	const struct ipoib_peer_ctr *c;
 	uint32_t k, q;
 
 	for (k = 0; k < IPOIB_PEER_CTR_KINDS; k++) {
 		sum[k].pkts = sum[k].bytes = 0;
 		for (q = 0; q < IPOIB_MAX_QUEUES; q++) {
-			const struct ipoib_peer_ctr *c =
-				__atomic_load_n(&pt->ctr[k][q],
-						__ATOMIC_ACQUIRE);
-
+			c = ipoib_peer_ctr_of(pt, k, q, peer);
 			if (c == NULL)
 				continue;
-			c += peer->index;
 			sum[k].pkts += __atomic_load_n(&c->pkts,
 						       __ATOMIC_RELAXED);
 			sum[k].bytes += __atomic_load_n(&c->bytes,
@@ -221,17 +229,14 @@ ipoib_peer_counts(const struct ipoib_peers *pt, const struct ipoib_peer *peer,
 static void
 ipoib_peer_ctr_clear(struct ipoib_peers *pt, const struct ipoib_peer *peer)
 {
+	struct ipoib_peer_ctr *c;
 	uint32_t k, q;
 
 	for (k = 0; k < IPOIB_PEER_CTR_KINDS; k++)
 		for (q = 0; q < IPOIB_MAX_QUEUES; q++) {
-			struct ipoib_peer_ctr *c =
-				__atomic_load_n(&pt->ctr[k][q],
-						__ATOMIC_ACQUIRE);
-
+			c = ipoib_peer_ctr_of(pt, k, q, peer);
 			if (c == NULL)
 				continue;
-			c += peer->index;
 			__atomic_store_n(&c->pkts, 0, __ATOMIC_RELAXED);
 			__atomic_store_n(&c->bytes, 0, __ATOMIC_RELAXED);
 		}

@@ -52,7 +52,7 @@ struct ipoib_peer {
 	uint16_t lid;			/* bound SLID (ARP/ND over UD), or 0 */
 	uint8_t adv_ud;			/* refused: our address without RC */
 	/*
-	 * The datapath writes nothing here: its counters of the peer are
+	 * The bursts count nothing here: their counters of the peer are
 	 * kept per queue (struct ipoib_peers' ctr), so that two lcores
 	 * never share a line and none takes a lock to count.
 	 */
@@ -117,7 +117,7 @@ struct ipoib_peers {
 	rte_spinlock_t learn_lock;	/* writers */
 	struct ipoib_peer_deferred *deferred;	/* removed, in grace */
 	uint32_t nr_deferred;
-	/* per kind and queue: nr_max counters, made at queue setup */
+	/* per kind and queue: nr_max counters, made at dev_start */
 	struct ipoib_peer_ctr *ctr[IPOIB_PEER_CTR_KINDS][IPOIB_MAX_QUEUES];
 	/* counters, any lcore: relaxed atomics */
 	uint64_t learned;
@@ -159,9 +159,9 @@ int ipoib_peer_resolve(void *arg, const struct rte_ether_addr *mac,
 		       struct ipoib_hwaddr *hw);
 void ipoib_hw_key(struct ipoib_hwaddr *key, const struct ipoib_hwaddr *hw);
 /*
- * Queue setup: queue q's counters of kind k (nr_max of them), made at
- * its first setup and kept until the port closes (readers may be
- * summing them meanwhile). NULL: no memory.
+ * dev_start: queue q's counters of kind k (nr_max of them), made at the
+ * first start with that queue and kept until the port closes (readers
+ * may be summing them meanwhile). NULL: no memory.
  */
 struct ipoib_peer_ctr *ipoib_peer_ctr_get(struct ipoib_priv *priv,
 					  enum ipoib_peer_ctr_kind k,
