@@ -93,7 +93,7 @@ ipoib_adv_room(struct ipoib_priv *priv)
 
 /* Send msg (len bytes of EtherType type) to peer's UD QPN. */
 static int
-adv_send(struct ipoib_priv *priv, const struct ipoib_peer *peer,
+adv_send(struct ipoib_priv *priv, struct ipoib_peer *peer,
 	 uint16_t type, const void *msg, uint16_t len)
 {
 	struct rte_eth_dev_data *data = priv->eth_dev->data;
@@ -108,6 +108,9 @@ adv_send(struct ipoib_priv *priv, const struct ipoib_peer *peer,
 
 	if (txq == NULL)
 		return -ENODEV;
+	/* a peer a REQ just taught has none yet: we are where it is made */
+	if (ipoib_peer_ah(priv, peer) == NULL)
+		return -EHOSTUNREACH;
 	/* a control thread has no mempool cache: the pool's ring serves */
 	m = rte_pktmbuf_alloc(txq->frag_direct);
 	if (m == NULL)
@@ -133,7 +136,7 @@ adv_send(struct ipoib_priv *priv, const struct ipoib_peer *peer,
 
 /* ARP reply, gratuitous form: sender IP = target IP = ours. */
 static int
-adv_send_arp(struct ipoib_priv *priv, const struct ipoib_peer *peer,
+adv_send_arp(struct ipoib_priv *priv, struct ipoib_peer *peer,
 	     const struct ipoib_hwaddr *hw, rte_be32_t ip)
 {
 	struct ipoib_arp a = {
@@ -153,7 +156,7 @@ adv_send_arp(struct ipoib_priv *priv, const struct ipoib_peer *peer,
 
 /* Unsolicited NA to all-nodes, override set (RFC 4861 s7.2.6). */
 static int
-adv_send_na(struct ipoib_priv *priv, const struct ipoib_peer *peer,
+adv_send_na(struct ipoib_priv *priv, struct ipoib_peer *peer,
 	    const struct ipoib_hwaddr *hw, const uint8_t *ip)
 {
 	static const uint8_t all_nodes[16] = IPOIB_IPV6_ALL_NODES;

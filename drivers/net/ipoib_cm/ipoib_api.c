@@ -88,6 +88,7 @@ rte_pmd_ipoibcm_faults_set(uint16_t port_id,
 		.port_down = f->port_down,
 		.ud_send_refuse = f->ud_send_refuse,
 		.sa_drop_ppm = f->sa_drop_ppm,
+		.ah_hold = f->ah_hold,
 	};
 
 	if (priv == NULL)
@@ -122,5 +123,6 @@ rte_pmd_ipoibcm_faults_get(uint16_t port_id, struct rte_pmd_ipoibcm_faults *f)
 	f->port_down = hf.port_down;
 	f->ud_send_refuse = hf.ud_send_refuse;
 	f->sa_drop_ppm = hf.sa_drop_ppm;
+	f->ah_hold = hf.ah_hold;
 	return 0;
 }

@@ -190,6 +190,8 @@ struct ipoib_txq_stats {
 	uint64_t frags;			/* fragments made */
 	uint64_t icmp_too_big;		/* ICMP errors given back */
 	uint64_t mc_req_lost;		/* snooped joins the ring refused */
+	uint64_t held;			/* to the control thread */
+	uint64_t drop_held;		/* its ring was full */
 };
 
 struct ipoib_tx_run;
@@ -213,10 +215,6 @@ struct ipoib_txq {
 	struct ipoib_peer_ctr *peer_rc;
 	struct ipoib_peer_ctr *peer_ud;
 	struct ipoib_mc_last mc_last;	/* ipoib_mcast_snoop() */
-	/* a MAC the subnet did not know, not asked again for a while */
-	struct rte_ether_addr neg_mac;
-	uint64_t neg_tsc;
-	uint64_t neg_cycles;
 	struct rte_mempool *frag_direct;
 	struct rte_mempool *frag_indirect;
 	/* counters last */
@@ -363,6 +361,13 @@ struct ipoib_priv {
 	struct ipoib_ctrl_stats cstats_base;
 	struct ipoib_hca_stats hstats_base;
 	struct rte_ring *loopback;	/* ICMP errors for the rx side */
+	/* frames held for the control thread (ipoib_tx_held.c) */
+	struct rte_ring *held;		/* of struct ipoib_held */
+	struct ipoib_txq *ctrl_txq;	/* it sends them as this queue */
+	uint32_t held_gen;		/* ipoib_tx_hold(): see there */
+	/* a MAC the subnet did not know, not asked again for a while */
+	uint64_t neg_mac;		/* ipoib_neg_key(), 0: none */
+	uint64_t neg_tsc;
 	/* memory accounting (ipoib_mem.h) */
 	struct ipoib_mem acct;
 	void **acct_rxq_arr;		/* ethdev's queue arrays, replaced */
@@ -375,8 +380,13 @@ struct ipoib_priv {
 /* ipoib_port.c: the port's life with its HCA */
 int ipoib_port_open(struct ipoib_priv *priv, const char *name);
 void ipoib_port_close(struct ipoib_priv *priv);
+/* ipoib_mcast.c: a group's AH to send to, made by the control thread */
 struct ipoib_hca_ah *ipoib_mcast_ah(struct ipoib_priv *priv,
 				    const uint8_t *mgid);
+/* Any thread: the group's AH if it has been made, else NULL. */
+struct ipoib_hca_ah *ipoib_mcast_ah_find(struct ipoib_priv *priv,
+					 const uint8_t *mgid);
+
 
 /* ipoib_rx_srq.c / ipoib_rx_nosrq.c: the two receive bursts */
 uint16_t ipoib_rx_burst_srq(void *q, struct rte_mbuf **pkts, uint16_t n);
@@ -403,6 +413,19 @@ void ipoib_peers_reset_pending(struct ipoib_priv *priv);
 /* ipoib_ctrl.c: the control thread */
 int ipoib_ctrl_start(struct ipoib_priv *priv);
 void ipoib_ctrl_stop(struct ipoib_priv *priv);
+
+/*
+ * Tx queue i for counting: the port's, then (i == nb_tx_queues) the
+ * control thread's (ipoib_tx_held.c); NULL where there is none.
+ */
+static inline struct ipoib_txq *
+ipoib_txq_nth(const struct rte_eth_dev *dev, uint16_t i)
+{
+	const struct ipoib_priv *priv = dev->data->dev_private;
+
+	return i < dev->data->nb_tx_queues ? dev->data->tx_queues[i] :
+	       priv->ctrl_txq;
+}
 
 /* Take over every queue of the port from the threads that used it last. */
 static inline void

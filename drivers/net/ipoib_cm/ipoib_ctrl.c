@@ -22,6 +22,7 @@
 #include "ipoib_conn.h"
 #include "ipoib_link.h"
 #include "ipoib_log.h"
+#include "ipoib_tx_held.h"
 
 #define IPOIB_CTRL_IDLE_NS	1000000	/* longest sleep with nothing to do */
 #define IPOIB_CONNECT_RING	4096
@@ -81,6 +82,9 @@ ipoib_ctrl_round(struct ipoib_priv *priv)
 	for (i = 0; i < n; i++)
 		ipoib_ctrl_async(priv, &aev[i]);
 	work |= n > 0;
+	/* peers learned on lcores get their AH, then what was held goes */
+	work |= ipoib_peers_resolve(priv);
+	work |= ipoib_tx_held_drain(priv);
 	work |= ipoib_mcast_ctrl(priv);
 	ipoib_adv_room(priv);
 	work |= rte_ring_count(priv->connect_req) > 0;

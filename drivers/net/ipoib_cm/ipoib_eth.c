@@ -434,12 +434,47 @@ encap_put_hdr(struct rte_mbuf *m, uint16_t type)
 	h->reserved = 0;
 }
 
+/* Where an Ethernet frame goes, read from it; its type and L3 header. */
+static int
+eth_dst(const struct rte_mbuf *m, const struct ipoib_eth_ctx *ctx,
+	uint16_t *type, union l3_hdr *l3, struct ipoib_tx_dst *dst)
+{
+	rte_be16_t be_type;
+	int ret;
+
+	if (m->data_len < RTE_ETHER_HDR_LEN || m->pkt_len < m->data_len)
+		return -EBADMSG;
+	memcpy(&be_type, rte_pktmbuf_mtod_offset(m, void *,
+		2 * RTE_ETHER_ADDR_LEN), sizeof(be_type));
+	*type = rte_be_to_cpu_16(be_type);
+	/*
+	 * IPoIB partitions with P_Keys; there is no VLAN tag to carry. Below
+	 * 0x600 is an 802.3 length (LLC frames), not an EtherType.
+	 */
+	if (*type == RTE_ETHER_TYPE_VLAN || *type == RTE_ETHER_TYPE_QINQ ||
+	    *type == RTE_ETHER_TYPE_QINQ1 || *type < ETH_TYPE_MIN)
+		return -EPROTONOSUPPORT;
+	ret = l3_get(m, RTE_ETHER_HDR_LEN, *type, l3);
+	if (ret < 0)
+		return ret;
+	return encap_dst(m, ctx, *type, l3, dst);
+}
+
+int
+ipoib_eth_dst(const struct rte_mbuf *m, const struct ipoib_eth_ctx *ctx,
+	      struct ipoib_tx_dst *dst)
+{
+	union l3_hdr l3;
+	uint16_t type;
+
+	return eth_dst(m, ctx, &type, &l3, dst);
+}
+
 int
 ipoib_eth_encap(struct rte_mbuf *m, const struct ipoib_eth_ctx *ctx,
 		struct ipoib_tx_dst *dst)
 {
 	union l3_hdr l3;
-	rte_be16_t be_type;
 	uint16_t type;
 	int ret;
 
@@ -447,20 +482,7 @@ ipoib_eth_encap(struct rte_mbuf *m, const struct ipoib_eth_ctx *ctx,
 		return -EBADMSG;
 	if (!RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1)
 		return -EPERM;
-	memcpy(&be_type, rte_pktmbuf_mtod_offset(m, void *,
-		2 * RTE_ETHER_ADDR_LEN), sizeof(be_type));
-	type = rte_be_to_cpu_16(be_type);
-	/*
-	 * IPoIB partitions with P_Keys; there is no VLAN tag to carry. Below
-	 * 0x600 is an 802.3 length (LLC frames), not an EtherType.
-	 */
-	if (type == RTE_ETHER_TYPE_VLAN || type == RTE_ETHER_TYPE_QINQ ||
-	    type == RTE_ETHER_TYPE_QINQ1 || type < ETH_TYPE_MIN)
-		return -EPROTONOSUPPORT;
-	ret = l3_get(m, RTE_ETHER_HDR_LEN, type, &l3);
-	if (ret < 0)
-		return ret;
-	ret = encap_dst(m, ctx, type, &l3, dst);
+	ret = eth_dst(m, ctx, &type, &l3, dst);
 	if (ret < 0)
 		return ret;
 	if (type == RTE_ETHER_TYPE_ARP)

@@ -80,6 +80,13 @@ void ipoib_mac_from_hwaddr(struct rte_ether_addr *mac,
  * 802.3 length, multicast MAC with no IPoIB group), -EPERM (first segment
  * shared). On error m is unchanged; *dst is undefined.
  */
+/*
+ * Where the Ethernet frame m goes (its destination MAC and, for
+ * multicast, the group's MGID), without changing it: 0 or an error of
+ * ipoib_eth_encap()'s but -EPERM.
+ */
+int ipoib_eth_dst(const struct rte_mbuf *m, const struct ipoib_eth_ctx *ctx,
+		  struct ipoib_tx_dst *dst);
 int ipoib_eth_encap(struct rte_mbuf *m, const struct ipoib_eth_ctx *ctx,
 		    struct ipoib_tx_dst *dst);
 

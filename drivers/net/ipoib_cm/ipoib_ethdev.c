@@ -27,6 +27,7 @@
 #include "ipoib_telemetry.h"
 #include "ipoib_trigger.h"
 #include "ipoib_tx.h"
+#include "ipoib_tx_held.h"
 #include "ipoib_xstats.h"
 
 RTE_LOG_REGISTER(ipoib_logtype, pmd.net.ipoibcm, NOTICE);
@@ -197,8 +198,9 @@ ipoib_stats_fill(struct rte_eth_dev *dev, struct rte_eth_stats *stats,
 			qstats->q_errors[i] = errs;
 		}
 	}
-	for (i = 0; i < dev->data->nb_tx_queues; i++) {
-		const struct ipoib_txq *txq = dev->data->tx_queues[i];
+	/* the control thread's queue last: held frames count once sent */
+	for (i = 0; i <= dev->data->nb_tx_queues; i++) {
+		const struct ipoib_txq *txq = ipoib_txq_nth(dev, i);
 		const struct ipoib_txq_stats *s, *b;
 		struct ipoib_txq_stats now;
 		uint64_t pkts, errs;
@@ -209,14 +211,17 @@ ipoib_stats_fill(struct rte_eth_dev *dev, struct rte_eth_stats *stats,
 		s = &now;
 		b = &txq->stats_base;
 		errs = (s->drop_no_neigh + s->drop_malformed +
-			s->drop_too_long + s->drop_vlan + s->drop_refused) -
+			s->drop_too_long + s->drop_vlan + s->drop_refused +
+			s->drop_held) -
 		       (b->drop_no_neigh + b->drop_malformed +
-			b->drop_too_long + b->drop_vlan + b->drop_refused);
+			b->drop_too_long + b->drop_vlan + b->drop_refused +
+			b->drop_held);
 		pkts = s->packets - b->packets - errs;
 		stats->opackets += pkts;
 		stats->obytes += s->bytes - b->bytes;
 		stats->oerrors += errs;
-		if (qstats != NULL && i < RTE_ETHDEV_QUEUE_STAT_CNTRS) {
+		if (qstats != NULL && i < RTE_ETHDEV_QUEUE_STAT_CNTRS &&
+		    i < dev->data->nb_tx_queues) {
 			qstats->q_opackets[i] = pkts;
 			qstats->q_obytes[i] = s->bytes - b->bytes;
 		}
@@ -281,6 +286,7 @@ ipoib_dev_close(struct rte_eth_dev *dev)
 	ipoib_secondary_closing(priv);
 	ipoib_dev_release(dev);
 	ipoib_conns_fini(priv);
+	ipoib_tx_held_fini(priv);
 	ipoib_ring_free(&priv->acct, IPOIB_MEM_RINGS, priv->loopback);
 	ipoib_ring_free(&priv->acct, IPOIB_MEM_RINGS, priv->connect_req);
 	priv->loopback = NULL;

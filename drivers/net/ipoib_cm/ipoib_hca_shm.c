@@ -333,6 +333,7 @@ ipoib_shm_ah_create(struct ipoib_hca *hca, const struct ipoib_ah_attr *attr)
 
 	if (ah == NULL)
 		return NULL;
+	shm_port_ah_wait(hca->port);
 	if (shm_ah_resolve(hca->f, attr->dgid, attr->dlid, ah) < 0) {
 		free(ah);
 		return NULL;

@@ -101,6 +101,7 @@ struct ipoib_faults {
 	bool port_down;			/* the port's link is down */
 	uint32_t ud_send_refuse;	/* UD send WRs to refuse (queue full) */
 	uint32_t sa_drop_ppm;		/* SA requests never answered, per 1e6 */
+	bool ah_hold;			/* ah_create waits while set */
 };
 
 #endif /* IPOIB_HCA_TYPES_H */

@@ -98,6 +98,8 @@ mc_attach(struct ipoib_priv *priv, struct ipoib_mc_group *g)
 	if (ret == 0) {
 		g->attached = 1;
 		mc->nr_attached++;
+		/* to send to it too: made here, never by an lcore */
+		ipoib_mcast_ah(priv, g->mgid);
 		priv->cstats.mc_joins++;
 		IPOIB_LOG(DEBUG, "port %u: joined %s", mc_port(priv),
 			  mc_name(g->mgid, name, sizeof(name)));
@@ -581,6 +583,59 @@ ipoib_mcast_bcast_join(struct ipoib_priv *priv)
 		  rec.mtu, priv->qkey, mtu - IPOIB_HDR_LEN);
 out:
 	priv->ud_mtu = mtu - IPOIB_HDR_LEN;
+	/* its address handle now, as Linux's join does: no lcore makes it */
+	ipoib_mgid_bcast(mgid, priv->pkey);
+	if (ipoib_mcast_ah(priv, mgid) == NULL)
+		IPOIB_LOG(WARNING, "port %u: no address handle for the "
+			  "broadcast group: its first frames wait for the "
+			  "control thread", mc_port(priv));
+}
+
+/* ---- sending to groups: their address handles ---------------------------- */
+
+struct ipoib_hca_ah *
+ipoib_mcast_ah_find(struct ipoib_priv *priv, const uint8_t *mgid)
+{
+	unsigned int i, n = __atomic_load_n(&priv->nr_mcast, __ATOMIC_ACQUIRE);
+
+	for (i = 0; i < n; i++)
+		if (memcmp(priv->mcast[i].mgid, mgid, IPOIB_GID_LEN) == 0)
+			return priv->mcast[i].ah;
+	return NULL;
+}
+
+/*
+ * The AH to send to a multicast group, made on first use by the control
+ * thread (a tx queue's frame to a group without one is held for it).
+ */
+struct ipoib_hca_ah *
+ipoib_mcast_ah(struct ipoib_priv *priv, const uint8_t *mgid)
+{
+	struct ipoib_ah_attr aa = { .multicast = true, .dlid = 0xc000 };
+	struct ipoib_hca_ah *ah = ipoib_mcast_ah_find(priv, mgid);
+	unsigned int i;
+
+	if (ah != NULL)
+		return ah;
+	rte_spinlock_lock(&priv->mcast_lock);
+	for (i = 0; i < priv->nr_mcast; i++)
+		if (memcmp(priv->mcast[i].mgid, mgid, IPOIB_GID_LEN) == 0)
+			ah = priv->mcast[i].ah;
+	if (ah == NULL && priv->nr_mcast < IPOIB_MCAST_MAX) {
+		memcpy(aa.dgid, mgid, IPOIB_GID_LEN);
+		ah = priv->ops->ah_create(priv->hca, &aa);
+		if (ah != NULL) {
+			struct ipoib_mcast *mc = &priv->mcast[priv->nr_mcast];
+
+			memcpy(mc->mgid, mgid, IPOIB_GID_LEN);
+			mc->ah = ah;
+			/* readers see the entry complete */
+			__atomic_store_n(&priv->nr_mcast, priv->nr_mcast + 1,
+					 __ATOMIC_RELEASE);
+		}
+	}
+	rte_spinlock_unlock(&priv->mcast_lock);
+	return ah;
 }
 
 /* Probe and reset: broadcast (required), all-nodes (IPv6 ND). */

@@ -129,8 +129,12 @@ ipoib_peers_init(struct ipoib_priv *priv, const char *name)
 	snprintf(nm, sizeof(nm), "ipf_%u", priv->eth_dev->data->port_id);
 	pt->free = ipoib_ring_create(&priv->acct, IPOIB_MEM_RINGS, nm,
 				     sizeof(void *), n, RING_F_EXACT_SZ);
+	snprintf(nm, sizeof(nm), "ipr_%u", priv->eth_dev->data->port_id);
+	pt->resolve = ipoib_ring_create(&priv->acct, IPOIB_MEM_RINGS, nm,
+					sizeof(void *), IPOIB_RESOLVE_RING,
+					RING_F_SC_DEQ);
 	if (pt->mac_hash == NULL || pt->hw_hash == NULL ||
-	    pt->lid_hash == NULL || pt->free == NULL)
+	    pt->lid_hash == NULL || pt->free == NULL || pt->resolve == NULL)
 		goto fail;
 	for (i = 0; i < n; i++) {
 		pt->peers[i].index = i;
@@ -151,7 +155,7 @@ ipoib_peers_fini(struct ipoib_priv *priv)
 	uint32_t i, k;
 
 	for (k = 0; k < IPOIB_PEER_CTR_KINDS; k++)
-		for (i = 0; i < IPOIB_MAX_QUEUES; i++)
+		for (i = 0; i < IPOIB_CTR_QUEUES; i++)
 			ipoib_mem_free(&priv->acct, IPOIB_MEM_PEERS,
 				       pt->ctr[k][i]);
 	for (i = 0; pt->peers != NULL && i < pt->nr_max; i++) {
@@ -166,6 +170,7 @@ ipoib_peers_fini(struct ipoib_priv *priv)
 	if (pt->lid_hash != NULL)
 		ipoib_hash_free(&priv->acct, pt->lid_hash);
 	ipoib_ring_free(&priv->acct, IPOIB_MEM_RINGS, pt->free);
+	ipoib_ring_free(&priv->acct, IPOIB_MEM_RINGS, pt->resolve);
 	ipoib_mem_free(&priv->acct, IPOIB_MEM_PEERS, pt->deferred);
 	ipoib_mem_free(&priv->acct, IPOIB_MEM_PEERS, pt->peers);
 	ipoib_mem_free(&priv->acct, IPOIB_MEM_PEERS, pt->qsbr);
@@ -210,7 +215,7 @@ ipoib_peer_counts(const struct ipoib_peers *pt, const struct ipoib_peer *peer,
 
 	for (k = 0; k < IPOIB_PEER_CTR_KINDS; k++) {
 		sum[k].pkts = sum[k].bytes = 0;
-		for (q = 0; q < IPOIB_MAX_QUEUES; q++) {
+		for (q = 0; q < IPOIB_CTR_QUEUES; q++) {
 			c = ipoib_peer_ctr_of(pt, k, q, peer);
 			if (c == NULL)
 				continue;
@@ -233,7 +238,7 @@ ipoib_peer_ctr_clear(struct ipoib_peers *pt, const struct ipoib_peer *peer)
 	uint32_t k, q;
 
 	for (k = 0; k < IPOIB_PEER_CTR_KINDS; k++)
-		for (q = 0; q < IPOIB_MAX_QUEUES; q++) {
+		for (q = 0; q < IPOIB_CTR_QUEUES; q++) {
 			c = ipoib_peer_ctr_of(pt, k, q, peer);
 			if (c == NULL)
 				continue;
@@ -406,12 +411,15 @@ ipoib_peer_flags(struct ipoib_priv *priv, const struct ipoib_hwaddr *hw,
 	return dir.bytes[0];
 }
 
+/*
+ * Any thread, under learn_lock: publish a new peer. Nothing here waits
+ * on the subnet: its address handle (a path query on verbs) and the
+ * directory's flags are the control thread's, through pt->resolve.
+ */
 static struct ipoib_peer *
 ipoib_peer_new(struct ipoib_priv *priv, const struct ipoib_hwaddr *hw)
 {
 	struct ipoib_peers *pt = &priv->pt;
-	struct ipoib_ah_attr aa = { .dlid = 0 };
-	struct ipoib_hca_ah *ah;
 	struct ipoib_hwaddr key;
 	struct ipoib_peer *peer;
 	void *idx;
@@ -419,16 +427,11 @@ ipoib_peer_new(struct ipoib_priv *priv, const struct ipoib_hwaddr *hw)
 	if (rte_ring_dequeue(pt->free, &idx) != 0)
 		return NULL;
 	peer = &pt->peers[(uintptr_t)idx];
-	memcpy(aa.dgid, ipoib_hwaddr_gid(hw), IPOIB_GID_LEN);
-	ah = priv->ops->ah_create(priv->hca, &aa);
-	if (ah == NULL) {
-		rte_ring_enqueue(pt->free, idx);
-		return NULL;
-	}
 	peer->hw = *hw;
 	peer->qpn = ipoib_hwaddr_qpn(hw);
 	ipoib_mac_from_hwaddr(&peer->mac, hw);
-	peer->hw.bytes[0] = ipoib_peer_flags(priv, hw, &peer->mac);
+	__atomic_store_n(&peer->ah, NULL, __ATOMIC_RELAXED);
+	__atomic_store_n(&peer->held, 0, __ATOMIC_RELAXED);
 	peer->tx = NULL;
 	__atomic_store_n(&peer->rx, NULL, __ATOMIC_RELAXED);
 	__atomic_store_n(&peer->adv_ud, 0, __ATOMIC_RELAXED);
@@ -447,18 +450,72 @@ ipoib_peer_new(struct ipoib_priv *priv, const struct ipoib_hwaddr *hw)
 	__atomic_store_n(&peer->state, (peer->hw.bytes[0] & IPOIB_HWADDR_F_RC) ?
 			 IPOIB_PEER_NEW : IPOIB_PEER_UD, __ATOMIC_RELAXED);
 	/* complete: scans and lookups of other threads may take it now */
-	__atomic_store_n(&peer->ah, ah, __ATOMIC_RELEASE);
+	__atomic_store_n(&peer->live, 1, __ATOMIC_RELEASE);
 	ipoib_hw_key(&key, hw);
 	/* the entry is complete before readers can find it */
 	if (rte_hash_add_key_data(pt->hw_hash, &key, idx) < 0) {
-		__atomic_store_n(&peer->ah, NULL, __ATOMIC_RELEASE);
-		priv->ops->ah_destroy(ah);
+		__atomic_store_n(&peer->live, 0, __ATOMIC_RELEASE);
 		rte_ring_enqueue(pt->free, idx);
 		return NULL;
 	}
 	ipoib_peer_bind_mac(priv, peer);
 	__atomic_fetch_add(&pt->learned, 1, __ATOMIC_RELAXED);
+	if (rte_ring_enqueue(pt->resolve, idx) != 0)
+		__atomic_store_n(&pt->resolve_lost, 1, __ATOMIC_RELAXED);
+	priv->ops->ctrl_wake(priv->hca);
 	return peer;
+}
+
+struct ipoib_hca_ah *
+ipoib_peer_ah(struct ipoib_priv *priv, struct ipoib_peer *peer)
+{
+	struct ipoib_ah_attr aa = { .dlid = 0 };
+	struct ipoib_hca_ah *ah;
+	struct ipoib_hwaddr hw;
+
+	if (!ipoib_peer_live(peer))	/* acquire: the entry is complete */
+		return NULL;
+	ah = __atomic_load_n(&peer->ah, __ATOMIC_RELAXED);
+	if (ah != NULL)
+		return ah;
+	memcpy(aa.dgid, ipoib_hwaddr_gid(&peer->hw), IPOIB_GID_LEN);
+	ah = priv->ops->ah_create(priv->hca, &aa);
+	if (ah == NULL) {
+		__atomic_fetch_add(&priv->pt.learn_fail, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	if (peer->hw.bytes[0] == 0) {	/* a UD source: ask the directory */
+		hw = peer->hw;
+		hw.bytes[0] = ipoib_peer_flags(priv, &hw, &peer->mac);
+		ipoib_peer_update_flags(peer, &hw);
+	}
+	/* pairs with the tx queues' acquire: the handle is complete */
+	__atomic_store_n(&peer->ah, ah, __ATOMIC_RELEASE);
+	return ah;
+}
+
+bool
+ipoib_peers_resolve(struct ipoib_priv *priv)
+{
+	struct ipoib_peers *pt = &priv->pt;
+	void *idx[32];
+	unsigned int n, i;
+	bool work = false;
+
+	do {
+		n = rte_ring_dequeue_burst(pt->resolve, idx, RTE_DIM(idx),
+					   NULL);
+		for (i = 0; i < n; i++)
+			ipoib_peer_ah(priv, &pt->peers[(uintptr_t)idx[i]]);
+		work |= n > 0;
+	} while (n == RTE_DIM(idx));
+	if (__atomic_exchange_n(&pt->resolve_lost, 0, __ATOMIC_RELAXED)) {
+		/* after the reset: a peer learned meanwhile is seen too */
+		for (i = 0; i < pt->nr_max; i++)
+			ipoib_peer_ah(priv, &pt->peers[i]);
+		work = true;
+	}
+	return work;
 }
 
 /*
@@ -548,9 +605,11 @@ ipoib_peers_reclaim(struct ipoib_priv *priv)
 	       ipoib_grace_passed(priv, pt->deferred[i].token)) {
 		struct ipoib_peer *peer = &pt->peers[pt->deferred[i].index];
 
-		priv->ops->ah_destroy(peer->ah);
-		/* the slot is free: pairs with ipoib_peer_new()'s acquire */
-		__atomic_store_n(&peer->ah, NULL, __ATOMIC_RELEASE);
+		if (peer->ah != NULL)
+			priv->ops->ah_destroy(peer->ah);
+		__atomic_store_n(&peer->ah, NULL, __ATOMIC_RELAXED);
+		/* the slot is free: pairs with ipoib_peer_live()'s acquire */
+		__atomic_store_n(&peer->live, 0, __ATOMIC_RELEASE);
 		rte_ring_enqueue(pt->free, (void *)(uintptr_t)peer->index);
 		i++;
 	}

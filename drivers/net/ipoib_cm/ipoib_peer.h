@@ -20,6 +20,10 @@
 #define IPOIB_PEERS_MIN		4096	/* peer table: at least this */
 #define IPOIB_PEERS_PER_CONN	16	/* and this many per max_conns */
 #define IPOIB_MAX_QUEUES	16	/* rx queues, and tx queues, of a port */
+/* the control thread's own tx queue (ipoib_tx_held.c), after them */
+#define IPOIB_CTRL_TXQ		IPOIB_MAX_QUEUES
+#define IPOIB_CTR_QUEUES	(IPOIB_MAX_QUEUES + 1)	/* peer counters */
+#define IPOIB_RESOLVE_RING	1024	/* peers waiting for an AH */
 /* RCU readers: every rx queue, then every tx queue */
 #define IPOIB_QSBR_THREADS	(2 * IPOIB_MAX_QUEUES)
 
@@ -41,6 +45,7 @@ struct ipoib_peer {
 	/* read by the datapath */
 	uint32_t state;			/* enum ipoib_peer_state, atomic */
 	uint32_t qpn;			/* UD QPN */
+	/* made by the control thread (ipoib_peers_resolve()), then set */
 	struct ipoib_hca_ah *ah;
 	struct ipoib_conn *tx;		/* CONNECTED: the active connection */
 	uint32_t tx_mtu;		/* RC: peer's receive MTU - header */
@@ -48,9 +53,14 @@ struct ipoib_peer {
 	struct ipoib_hwaddr hw;
 	struct rte_ether_addr mac;
 	uint8_t dead;			/* removed, awaiting a grace period */
-	uint8_t collided;		/* another peer has our derived MAC */
+	uint8_t live;			/* in use: published last (release) */
 	uint16_t lid;			/* bound SLID (ARP/ND over UD), or 0 */
-	uint8_t adv_ud;			/* refused: our address without RC */
+	/*
+	 * Frames to it the tx queues handed to the control thread and it
+	 * has not sent yet (ipoib_tx_held.c): while there are any, or while
+	 * ah is NULL, its frames go the same way, so none overtakes another.
+	 */
+	uint16_t held;
 	/*
 	 * The bursts count nothing here: their counters of the peer are
 	 * kept per queue (struct ipoib_peers' ctr), so that two lcores
@@ -69,6 +79,8 @@ struct ipoib_peer {
 	uint32_t rate;			/* packets in the last sample period */
 	uint8_t sid_try;		/* which service ID to try next */
 	uint8_t refused;		/* spilled by a REJ or a timeout */
+	uint8_t collided;		/* another peer has our derived MAC */
+	uint8_t adv_ud;			/* refused: our address without RC */
 } __rte_cache_aligned;
 
 /*
@@ -91,12 +103,14 @@ enum ipoib_peer_ctr_kind {
 /*
  * A peer in use, for threads that find it by scanning the table (control
  * thread, xstats, telemetry) or by a lookup: ipoib_peer_new() publishes
- * ah last, with release; dead is set by the control thread.
+ * live last, with release; dead is set by the control thread. A live
+ * peer may have no address handle yet (ah NULL until the control thread
+ * made it).
  */
 static inline bool
 ipoib_peer_live(const struct ipoib_peer *p)
 {
-	return __atomic_load_n(&p->ah, __ATOMIC_ACQUIRE) != NULL &&
+	return __atomic_load_n(&p->live, __ATOMIC_ACQUIRE) != 0 &&
 	       !__atomic_load_n(&p->dead, __ATOMIC_RELAXED);
 }
 
@@ -113,12 +127,15 @@ struct ipoib_peers {
 	struct ipoib_peer *peers;
 	uint32_t nr_max;
 	struct rte_ring *free;		/* free peer indices */
+	/* peers learned without an address handle, for the control thread */
+	struct rte_ring *resolve;
+	uint8_t resolve_lost;		/* the ring was full: scan the table */
 	struct rte_rcu_qsbr *qsbr;
 	rte_spinlock_t learn_lock;	/* writers */
 	struct ipoib_peer_deferred *deferred;	/* removed, in grace */
 	uint32_t nr_deferred;
 	/* per kind and queue: nr_max counters, made at dev_start */
-	struct ipoib_peer_ctr *ctr[IPOIB_PEER_CTR_KINDS][IPOIB_MAX_QUEUES];
+	struct ipoib_peer_ctr *ctr[IPOIB_PEER_CTR_KINDS][IPOIB_CTR_QUEUES];
 	/* counters, any lcore: relaxed atomics */
 	uint64_t learned;
 	uint64_t collisions;
@@ -149,6 +166,19 @@ struct ipoib_peer *ipoib_peer_learn_at(struct ipoib_priv *priv,
 				       const struct ipoib_hwaddr *hw,
 				       uint16_t lid, uint32_t qpn);
 void ipoib_peer_forget(struct ipoib_priv *priv, struct ipoib_peer *peer);
+/*
+ * Control thread: the peer's address handle, made now if it has none
+ * (path resolution, and the subnet directory's flags for a peer learned
+ * from a UD source). NULL: it cannot be made; the peer stays without.
+ */
+struct ipoib_hca_ah *ipoib_peer_ah(struct ipoib_priv *priv,
+				   struct ipoib_peer *peer);
+/*
+ * Control thread: make the address handles of the peers the datapath
+ * learned (ipoib_peer_learn() on an lcore only publishes the peer).
+ * True if there was any.
+ */
+bool ipoib_peers_resolve(struct ipoib_priv *priv);
 /*
  * Control thread: every burst that was running when token was taken has
  * left (rte_rcu_qsbr_check()), so what it could see may be freed.

@@ -111,38 +111,6 @@ ipoib_ud_close(struct ipoib_priv *priv)
 	ipoib_pool_free(priv, &ud->pool);
 }
 
-/* The AH to send to a multicast group, made on first use (any lcore). */
-struct ipoib_hca_ah *
-ipoib_mcast_ah(struct ipoib_priv *priv, const uint8_t *mgid)
-{
-	struct ipoib_ah_attr aa = { .multicast = true, .dlid = 0xc000 };
-	unsigned int i, n = __atomic_load_n(&priv->nr_mcast, __ATOMIC_ACQUIRE);
-	struct ipoib_hca_ah *ah = NULL;
-
-	for (i = 0; i < n; i++)
-		if (memcmp(priv->mcast[i].mgid, mgid, IPOIB_GID_LEN) == 0)
-			return priv->mcast[i].ah;
-	rte_spinlock_lock(&priv->mcast_lock);
-	for (i = 0; i < priv->nr_mcast; i++)
-		if (memcmp(priv->mcast[i].mgid, mgid, IPOIB_GID_LEN) == 0)
-			ah = priv->mcast[i].ah;
-	if (ah == NULL && priv->nr_mcast < IPOIB_MCAST_MAX) {
-		memcpy(aa.dgid, mgid, IPOIB_GID_LEN);
-		ah = priv->ops->ah_create(priv->hca, &aa);
-		if (ah != NULL) {
-			struct ipoib_mcast *mc = &priv->mcast[priv->nr_mcast];
-
-			memcpy(mc->mgid, mgid, IPOIB_GID_LEN);
-			mc->ah = ah;
-			/* readers see the entry complete */
-			__atomic_store_n(&priv->nr_mcast, priv->nr_mcast + 1,
-					 __ATOMIC_RELEASE);
-		}
-	}
-	rte_spinlock_unlock(&priv->mcast_lock);
-	return ah;
-}
-
 static void
 ipoib_port_log(const struct ipoib_priv *priv, const char *name)
 {

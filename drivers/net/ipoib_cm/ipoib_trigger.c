@@ -22,6 +22,7 @@
 #include "ipoib_rxq.h"
 #include "ipoib_trigger.h"
 #include "ipoib_tx.h"
+#include "ipoib_tx_held.h"
 
 #define IPOIB_LOOPBACK_RING	1024
 
@@ -139,6 +140,11 @@ ipoib_start_queues(struct rte_eth_dev *dev, struct ipoib_priv *priv)
 		txq->peer_rc = priv->pt.ctr[IPOIB_PEER_CTR_TX_RC][q];
 		txq->peer_ud = priv->pt.ctr[IPOIB_PEER_CTR_TX_UD][q];
 		rte_rcu_qsbr_thread_register(priv->pt.qsbr, txq->qsbr_id);
+	}
+	ret = ipoib_tx_held_start(priv);
+	if (ret < 0) {
+		q = data->nb_rx_queues;
+		goto fail;
 	}
 	return 0;
 fail:

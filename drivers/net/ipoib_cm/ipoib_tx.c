@@ -22,10 +22,10 @@
 #include "ipoib_log.h"
 #include "ipoib_ptype.h"
 #include "ipoib_tx.h"
+#include "ipoib_tx_held.h"
 
 #define IPOIB_FRAG_MAX		64	/* fragments of one packet */
 #define IPOIB_FRAG_POOL		1023
-#define IPOIB_NEG_CACHE_MS	100
 
 /* What becomes of a frame. */
 enum ipoib_tx_action {
@@ -33,6 +33,7 @@ enum ipoib_tx_action {
 	IPOIB_TX_MALFORMED,
 	IPOIB_TX_NO_NEIGH,
 	IPOIB_TX_TOO_LONG,	/* fragment or ICMP, per route.mtu/ud */
+	IPOIB_TX_HOLD,		/* to the control thread (ipoib_tx_held.c) */
 };
 
 /* Where a frame goes. */
@@ -57,23 +58,21 @@ struct ipoib_tx_run {
 	uint8_t saved[IPOIB_TX_BURST][IPOIB_HDR_LEN];	/* for undo */
 };
 
-/* A unicast destination MAC we have no peer for: ask the subnet once. */
+/*
+ * Control thread: a unicast destination MAC we have no peer for, asked of
+ * the subnet directory (a file on verbs) once in a while.
+ */
 static struct ipoib_peer *
 ipoib_tx_resolve(struct ipoib_txq *txq, const struct rte_ether_addr *mac)
 {
 	struct ipoib_priv *priv = txq->priv;
 	struct ipoib_hwaddr hw;
-	uint64_t now = rte_get_timer_cycles();
 
-	if (priv->ops->test == NULL || priv->ops->test->addr_resolve == NULL)
-		return NULL;
-	if (rte_is_same_ether_addr(mac, &txq->neg_mac) &&
-	    now - txq->neg_tsc < txq->neg_cycles)
+	if (!ipoib_tx_may_resolve(priv, mac))
 		return NULL;
 	if (priv->ops->test->addr_resolve(priv->hca, mac->addr_bytes,
 					  hw.bytes) < 0) {
-		txq->neg_mac = *mac;
-		txq->neg_tsc = now;
+		ipoib_neg_set(priv, mac);
 		return NULL;
 	}
 	return ipoib_peer_learn(priv, &hw);
@@ -89,10 +88,36 @@ ipoib_tx_peer(struct ipoib_txq *txq, const struct rte_ether_addr *dst)
 		   rte_is_same_ether_addr(&peer->mac, dst)))
 		return peer;
 	peer = ipoib_peer_by_mac(txq->priv, dst);
-	if (unlikely(peer == NULL))
-		peer = ipoib_tx_resolve(txq, dst);
 	if (peer != NULL)
 		txq->last_peer = peer;
+	return peer;
+}
+
+/*
+ * A destination not ready to send to: no peer, a peer without an address
+ * handle, or one with frames held before. An lcore never waits on the
+ * subnet: the frame goes to the control thread, which asks the directory
+ * and makes the handle, then sends it and those held after it, in order.
+ * The control thread's own queue does that here.
+ */
+static __rte_noinline struct ipoib_peer *
+ipoib_tx_unready(struct ipoib_txq *txq, const struct rte_ether_addr *dst,
+		 struct ipoib_peer *peer, enum ipoib_tx_action *act)
+{
+	struct ipoib_priv *priv = txq->priv;
+
+	*act = IPOIB_TX_NO_NEIGH;
+	if (txq->queue_id != IPOIB_CTRL_TXQ) {
+		if (peer != NULL || ipoib_tx_may_resolve(priv, dst))
+			*act = IPOIB_TX_HOLD;
+		return peer;
+	}
+	if (peer == NULL)
+		peer = ipoib_tx_resolve(txq, dst);
+	if (peer == NULL || ipoib_peer_ah(priv, peer) == NULL)
+		return peer;
+	txq->last_peer = peer;
+	*act = IPOIB_TX_SEND;
 	return peer;
 }
 
@@ -237,6 +262,18 @@ ipoib_tx_fast_encap(struct rte_mbuf *m)
 }
 
 /*
+ * What the application's IGMP/MLD/ND asks of the control thread, read
+ * once per frame: by the lcore, at encapsulation or when it holds the
+ * frame (ipoib_tx_hold()); never again by the control thread's queue.
+ */
+static inline void
+ipoib_tx_snoop(struct ipoib_txq *txq, const struct rte_mbuf *m, bool mcast)
+{
+	if (txq->queue_id != IPOIB_CTRL_TXQ)
+		ipoib_mcast_snoop(txq, m, mcast);
+}
+
+/*
  * Encapsulate one frame of the run: 0, or a negative errno with the frame
  * unchanged (it is dropped once what precedes it has gone).
  */
@@ -257,12 +294,15 @@ ipoib_tx_encap(struct ipoib_txq *txq, struct ipoib_tx_run *r, uint16_t i)
 
 	if (!r->rc && r->peer[i] == NULL) {
 		/* multicast: the group is known once the frame is read */
-		ipoib_mcast_snoop(txq, m, true);
+		ipoib_tx_snoop(txq, m, true);
 		ret = ipoib_eth_encap(m, &priv->eth, &dst);
 		if (ret < 0)
 			return ret;
-		ah = dst.type == IPOIB_DST_MULTICAST ?
-		     ipoib_mcast_ah(priv, dst.mgid) : NULL;
+		/* an lcore's route checked it exists (ipoib_tx_mcast_held()) */
+		ah = dst.type != IPOIB_DST_MULTICAST ? NULL :
+		     txq->queue_id == IPOIB_CTRL_TXQ ?
+		     ipoib_mcast_ah(priv, dst.mgid) :
+		     ipoib_mcast_ah_find(priv, dst.mgid);
 		if (unlikely(ah == NULL)) {
 			ipoib_tx_unencap(m, r->saved[i]);
 			return -ENOENT;
@@ -271,7 +311,7 @@ ipoib_tx_encap(struct ipoib_txq *txq, struct ipoib_tx_run *r, uint16_t i)
 		IPOIB_STAT_INC(txq->stats.mcast_packets);
 		return 0;
 	}
-	ipoib_mcast_snoop(txq, m, false);	/* ND names our addresses */
+	ipoib_tx_snoop(txq, m, false);	/* ND names our addresses */
 	return ipoib_eth_encap(m, &priv->eth, &dst);
 }
 
@@ -386,6 +426,22 @@ ipoib_tx_too_long(struct ipoib_txq *txq, struct rte_mbuf *m,
 	ipoib_tx_drop(m, &txq->stats.drop_too_long);
 }
 
+/*
+ * A multicast frame an lcore holds for the control thread: its group has
+ * no address handle yet (made on first use, ipoib_mcast_ah()). A frame
+ * with no group at all is left to encapsulation, which drops it, counted.
+ */
+static bool
+ipoib_tx_mcast_held(struct ipoib_txq *txq, const struct rte_mbuf *m)
+{
+	struct ipoib_tx_dst dst;
+
+	return txq->queue_id != IPOIB_CTRL_TXQ &&
+	       ipoib_eth_dst(m, &txq->priv->eth, &dst) == 0 &&
+	       dst.type == IPOIB_DST_MULTICAST &&
+	       ipoib_mcast_ah_find(txq->priv, dst.mgid) == NULL;
+}
+
 /* Where one frame goes; nothing is done to it yet. */
 static __rte_always_inline enum ipoib_tx_action
 ipoib_tx_route(struct ipoib_txq *txq, struct rte_mbuf *m,
@@ -408,8 +464,19 @@ ipoib_tx_route(struct ipoib_txq *txq, struct rte_mbuf *m,
 	rt->mtu = priv->ud_mtu;
 	if (!rte_is_multicast_ether_addr(&eth->dst_addr)) {
 		peer = ipoib_tx_peer(txq, &eth->dst_addr);
-		if (unlikely(peer == NULL))
-			return IPOIB_TX_NO_NEIGH;
+		if (unlikely(peer == NULL ||
+			     __atomic_load_n(&peer->ah, __ATOMIC_ACQUIRE) ==
+			     NULL ||
+			     __atomic_load_n(&peer->held, __ATOMIC_ACQUIRE))) {
+			enum ipoib_tx_action act;
+
+			peer = ipoib_tx_unready(txq, &eth->dst_addr, peer,
+						&act);
+			if (act != IPOIB_TX_SEND) {
+				rt->peer = peer;	/* HOLD: counted with it */
+				return act;
+			}
+		}
 		rt->peer = peer;
 		rt->ah = peer->ah;
 		rt->qpn = peer->qpn;
@@ -423,10 +490,46 @@ ipoib_tx_route(struct ipoib_txq *txq, struct rte_mbuf *m,
 				    __ATOMIC_RELAXED) == IPOIB_PEER_NEW)) {
 			ipoib_conn_request(priv, peer);
 		}
+	} else if (unlikely(ipoib_tx_mcast_held(txq, m))) {
+		return IPOIB_TX_HOLD;
 	}
 	if (unlikely(ip_len > rt->mtu))
 		return IPOIB_TX_TOO_LONG;
 	return IPOIB_TX_SEND;
+}
+
+/*
+ * Hand a frame to the control thread (ipoib_tx_held.c), counted; counted
+ * and dropped when its ring is full. The peer's count goes up first, so
+ * that the control thread, which brings it down once it has sent the
+ * frame, never sees it lower than what it holds.
+ */
+static void
+ipoib_tx_hold(struct ipoib_txq *txq, struct rte_mbuf *m,
+	      struct ipoib_peer *peer)
+{
+	struct ipoib_held h = {
+		.m = m,
+		.peer = peer != NULL ? peer->index + 1 : 0,
+	};
+
+	ipoib_tx_snoop(txq, m, peer == NULL);
+	/*
+	 * The ring orders the frame's writes before the control thread's
+	 * reads with barriers ThreadSanitizer does not model: a release
+	 * here, an acquire there (ipoib_tx_held_drain()), say so where it
+	 * looks. A plain add on x86, once per frame held.
+	 */
+	__atomic_fetch_add(&txq->priv->held_gen, 1, __ATOMIC_RELEASE);
+	if (peer != NULL)
+		__atomic_fetch_add(&peer->held, 1, __ATOMIC_RELAXED);
+	if (rte_ring_mp_enqueue_elem(txq->priv->held, &h, sizeof(h)) != 0) {
+		if (peer != NULL)
+			ipoib_held_done(peer);
+		ipoib_tx_drop(m, &txq->stats.drop_held);
+		return;
+	}
+	IPOIB_STAT_INC(txq->stats.held);
 }
 
 /* A frame that does not go as it is: dropped, fragmented, or answered. */
@@ -441,16 +544,20 @@ ipoib_tx_consume(struct ipoib_txq *txq, struct rte_mbuf *m,
 	case IPOIB_TX_TOO_LONG:
 		ipoib_tx_too_long(txq, m, rt);
 		break;
+	case IPOIB_TX_HOLD:
+		ipoib_tx_hold(txq, m, rt->peer);
+		break;
 	default:
 		ipoib_tx_drop(m, &txq->stats.drop_malformed);
 		break;
 	}
 }
 
-static uint16_t
-ipoib_tx_burst_send(struct ipoib_txq *txq, struct rte_mbuf **pkts, uint16_t n)
+uint16_t
+ipoib_tx_send(struct ipoib_txq *txq, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct ipoib_tx_run *r = txq->run;
+	uint64_t held = txq->stats.held;
 	struct ipoib_tx_route rt;
 	uint16_t i, consumed = 0;
 
@@ -484,7 +591,11 @@ ipoib_tx_burst_send(struct ipoib_txq *txq, struct rte_mbuf **pkts, uint16_t n)
 	}
 	consumed += ipoib_tx_flush(txq, r);
 out:
-	IPOIB_STAT_ADD(txq->stats.packets, consumed);
+	/* held frames count as sent when the control thread sent them */
+	held = txq->stats.held - held;
+	IPOIB_STAT_ADD(txq->stats.packets, consumed - held);
+	if (unlikely(held != 0))
+		txq->priv->ops->ctrl_wake(txq->priv->hca);
 	return consumed;
 }
 
@@ -501,7 +612,7 @@ ipoib_tx_burst(void *q, struct rte_mbuf **pkts, uint16_t n)
 		return 0;
 	ipoib_queue_enter(&txq->handoff);
 	rte_rcu_qsbr_thread_online(qsbr, txq->qsbr_id);
-	sent = ipoib_tx_burst_send(txq, pkts, n);
+	sent = ipoib_tx_send(txq, pkts, n);
 	rte_rcu_qsbr_thread_offline(qsbr, txq->qsbr_id);
 	ipoib_queue_leave(&txq->handoff);
 	return sent;
@@ -509,7 +620,7 @@ ipoib_tx_burst(void *q, struct rte_mbuf **pkts, uint16_t n)
 
 /* ---- queue setup ---------------------------------------------------------- */
 
-static void
+void
 ipoib_txq_free(struct ipoib_priv *priv, struct ipoib_txq *txq)
 {
 	struct ipoib_mem_mark m;
@@ -523,6 +634,34 @@ ipoib_txq_free(struct ipoib_priv *priv, struct ipoib_txq *txq)
 	ipoib_mem_free(&priv->acct, IPOIB_MEM_QUEUES, txq);
 }
 
+struct ipoib_txq *
+ipoib_txq_new(struct ipoib_priv *priv, uint16_t qid, int socket)
+{
+	struct ipoib_txq *txq;
+
+	/* read with every UD send: in the burst's first cache line */
+	RTE_BUILD_BUG_ON(offsetof(struct ipoib_txq, ud_qkey) +
+			 sizeof(txq->ud_qkey) > RTE_CACHE_LINE_SIZE);
+	txq = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_QUEUES, "ipoib_txq",
+				sizeof(*txq), RTE_CACHE_LINE_SIZE, socket);
+	if (txq == NULL)
+		return NULL;
+	txq->run = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_QUEUES, "ipoib_txr",
+				     sizeof(*txq->run), RTE_CACHE_LINE_SIZE,
+				     socket);
+	txq->frag_run = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_QUEUES,
+					  "ipoib_txf", sizeof(*txq->run),
+					  RTE_CACHE_LINE_SIZE, socket);
+	if (txq->run == NULL || txq->frag_run == NULL) {
+		ipoib_txq_free(priv, txq);
+		return NULL;
+	}
+	txq->priv = priv;
+	txq->queue_id = qid;
+	txq->qsbr_id = IPOIB_MAX_QUEUES + qid;
+	return txq;
+}
+
 int
 ipoib_txq_setup(struct rte_eth_dev *dev, uint16_t qid, uint16_t nb_desc,
 		unsigned int socket)
@@ -532,27 +671,11 @@ ipoib_txq_setup(struct rte_eth_dev *dev, uint16_t qid, uint16_t nb_desc,
 	struct ipoib_mem_mark m;
 	struct ipoib_txq *txq;
 
-	/* read with every UD send: in the burst's first cache line */
-	RTE_BUILD_BUG_ON(offsetof(struct ipoib_txq, ud_qkey) +
-			 sizeof(txq->ud_qkey) > RTE_CACHE_LINE_SIZE);
 	ipoib_txq_release(dev, qid);
-	txq = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_QUEUES, "ipoib_txq",
-				sizeof(*txq), RTE_CACHE_LINE_SIZE, (int)socket);
+	txq = ipoib_txq_new(priv, qid, (int)socket);
 	if (txq == NULL)
 		return -ENOMEM;
-	txq->run = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_QUEUES, "ipoib_txr",
-				     sizeof(*txq->run), RTE_CACHE_LINE_SIZE,
-				     (int)socket);
-	txq->frag_run = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_QUEUES,
-					  "ipoib_txf", sizeof(*txq->run),
-					  RTE_CACHE_LINE_SIZE, (int)socket);
-	if (txq->run == NULL || txq->frag_run == NULL)
-		goto fail;
-	txq->priv = priv;
-	txq->queue_id = qid;
 	txq->nb_desc = nb_desc;
-	txq->qsbr_id = IPOIB_MAX_QUEUES + qid;
-	txq->neg_cycles = rte_get_timer_hz() / 1000 * IPOIB_NEG_CACHE_MS;
 	ipoib_mem_begin(&m);
 	snprintf(name, sizeof(name), "ipfd_%u_%u", dev->data->port_id, qid);
 	txq->frag_direct = rte_pktmbuf_pool_create(name, IPOIB_FRAG_POOL, 32,
@@ -562,13 +685,12 @@ ipoib_txq_setup(struct rte_eth_dev *dev, uint16_t qid, uint16_t nb_desc,
 	txq->frag_indirect = rte_pktmbuf_pool_create(name, IPOIB_FRAG_POOL,
 						     32, 0, 0, (int)socket);
 	ipoib_mem_end(&m, &priv->acct, IPOIB_MEM_MEMPOOLS);
-	if (txq->frag_direct == NULL || txq->frag_indirect == NULL)
-		goto fail;
+	if (txq->frag_direct == NULL || txq->frag_indirect == NULL) {
+		ipoib_txq_free(priv, txq);
+		return -ENOMEM;
+	}
 	dev->data->tx_queues[qid] = txq;
 	return 0;
-fail:
-	ipoib_txq_free(priv, txq);
-	return -ENOMEM;
 }
 
 void

@@ -59,6 +59,8 @@ static const struct ipoib_xstat ipoib_txq_xstats[] = {
 	TXQ("tx_frags_ud_refused", frags_refused),
 	TXQ("tx_icmp_too_big", icmp_too_big),
 	TXQ("tx_mcast_requests_lost", mc_req_lost),
+	TXQ("tx_held", held),
+	TXQ("tx_drop_held", drop_held),
 };
 
 static const struct ipoib_xstat ipoib_ctrl_xstats[] = {
@@ -219,8 +221,8 @@ ipoib_sum_txq(const struct rte_eth_dev *dev, size_t off)
 	uint64_t sum = 0;
 	uint16_t q;
 
-	for (q = 0; q < dev->data->nb_tx_queues; q++) {
-		const struct ipoib_txq *txq = dev->data->tx_queues[q];
+	for (q = 0; q <= dev->data->nb_tx_queues; q++) {
+		const struct ipoib_txq *txq = ipoib_txq_nth(dev, q);
 
 		if (txq != NULL)
 			sum += ipoib_dp_field(&txq->stats, off) -
@@ -343,8 +345,8 @@ ipoib_xstats_reset(struct rte_eth_dev *dev)
 		if (rxq != NULL)
 			IPOIB_STATS_LOAD(&rxq->stats_base, &rxq->stats);
 	}
-	for (q = 0; q < dev->data->nb_tx_queues; q++) {
-		struct ipoib_txq *txq = dev->data->tx_queues[q];
+	for (q = 0; q <= dev->data->nb_tx_queues; q++) {
+		struct ipoib_txq *txq = ipoib_txq_nth(dev, q);
 
 		if (txq != NULL)
 			IPOIB_STATS_LOAD(&txq->stats_base, &txq->stats);

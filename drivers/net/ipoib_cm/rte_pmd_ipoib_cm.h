@@ -79,6 +79,10 @@ struct rte_pmd_ipoibcm_faults {
 	/** the port's requests to the subnet administrator (joins, path
 	 *  records) never answered, per million */
 	uint32_t sa_drop_ppm;
+	/** while set, the port's address handles are not made: making one
+	 *  waits, as for a path record the subnet administrator has not
+	 *  answered yet (the control thread's, never an lcore's) */
+	bool ah_hold;
 };
 
 /**

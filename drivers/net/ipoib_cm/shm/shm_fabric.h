@@ -337,6 +337,7 @@ void shm_port_counters(const struct shm_port *p, struct shm_port_counters *c);
  */
 void shm_port_set_faults(struct shm_port *p, const struct ipoib_faults *fl);
 void shm_port_get_faults(const struct shm_port *p, struct ipoib_faults *fl);
+void shm_port_ah_wait(const struct shm_port *p);
 
 /*
  * The subnet administrator (SA): path records (IBTA 15.2.5.16) and

@@ -368,6 +368,7 @@ struct shm_port {
 	unsigned int nr_ids, cap_ids;
 	uint64_t cm_retries;
 	uint32_t ud_send_refuse;	/* fault: UD send WRs left to refuse */
+	uint8_t ah_hold;		/* fault: shm_port_ah_wait() waits */
 	struct shm_capture *cap;
 	pthread_mutex_t cap_lock;
 	/* SA queries posted and not answered yet (shm_sa.c) */

@@ -342,6 +342,7 @@ shm_port_set_faults(struct shm_port *p, const struct ipoib_faults *fl)
 	shm_store(&e->fault_cm_drop_mask, fl->cm_drop_mask);
 	__atomic_store_n(&p->ud_send_refuse, fl->ud_send_refuse,
 			 __ATOMIC_RELAXED);
+	__atomic_store_n(&p->ah_hold, fl->ah_hold, __ATOMIC_RELEASE);
 	pthread_mutex_lock(&p->sa_lock);
 	p->sa_drop_ppm = fl->sa_drop_ppm;
 	pthread_mutex_unlock(&p->sa_lock);
@@ -360,9 +361,21 @@ shm_port_get_faults(const struct shm_port *p, struct ipoib_faults *fl)
 	fl->port_down = shm_load(&e->state) != SHM_PORT_ACTIVE;
 	fl->ud_send_refuse = __atomic_load_n(&p->ud_send_refuse,
 					     __ATOMIC_RELAXED);
+	fl->ah_hold = __atomic_load_n(&p->ah_hold, __ATOMIC_RELAXED);
 	pthread_mutex_lock((pthread_mutex_t *)(uintptr_t)&p->sa_lock);
 	fl->sa_drop_ppm = p->sa_drop_ppm;
 	pthread_mutex_unlock((pthread_mutex_t *)(uintptr_t)&p->sa_lock);
+}
+
+/*
+ * Fault ah_hold: wait while it is set, as a path query the SA has not
+ * answered (checked every millisecond; only tests set it).
+ */
+void
+shm_port_ah_wait(const struct shm_port *p)
+{
+	while (__atomic_load_n(&p->ah_hold, __ATOMIC_ACQUIRE))
+		usleep(1000);
 }
 
 /* ---- address records ----------------------------------------------------- */

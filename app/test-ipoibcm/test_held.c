@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ *
+ * No lcore waits on the subnet (issue 14 item 2): a burst that meets a
+ * destination without an address handle hands the frame to the control
+ * thread (ipoib_tx_held.c), which makes the handle and sends what was
+ * held, in order; what it cannot hold is dropped, counted.
+ *
+ * The fault ah_hold makes every address handle of port A wait, as a path
+ * query the subnet administrator has not answered: if a burst made one
+ * (or asked the directory, or resolved a path), the burst itself would
+ * wait, and these tests would hang instead of passing. B advertises no
+ * connected mode (shm_cm_listen=none), so everything A sends it goes over
+ * UD, in the order it was posted, which the tests check.
+ */
+
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_ethdev.h>
+#include <rte_ip.h>
+#include <rte_udp.h>
+
+#include "rte_pmd_ipoib_cm.h"
+#include "test.h"
+#include "test_frames.h"
+#include "test_util.h"
+
+#define HELD_QUIET_MS	300	/* B hears nothing while A's AH waits */
+#define HELD_LEN	200
+#define HELD_OVER	1200	/* more than the 1024 frames held */
+#define HELD_RING	1024
+#define HELD_BURST	32	/* the control thread takes this many */
+
+/* The payload's first byte: the frame's sequence number, modulo 256. */
+#define HELD_SEQ_OFF	(sizeof(struct rte_ether_hdr) + \
+			 sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr))
+
+struct held_pair {
+	char an[32], bn[32];
+	uint16_t a, b;
+	struct rte_ether_addr amac, bmac;
+};
+
+static int
+held_open(struct held_pair *p, const char *tag)
+{
+	const char *fab = test_fabric(tag);
+	char args[160];
+
+	snprintf(p->an, sizeof(p->an), "net_ipoibcm_%sa", tag);
+	snprintf(p->bn, sizeof(p->bn), "net_ipoibcm_%sb", tag);
+	snprintf(args, sizeof(args), "fabric=%s,guid=0xa", fab);
+	TEST_RUN(test_port_create(p->an, args, 1, 1500, &p->a));
+	snprintf(args, sizeof(args), "fabric=%s,guid=0xb,shm_cm_listen=none",
+		 fab);
+	TEST_RUN(test_port_create(p->bn, args, 1, 1500, &p->b));
+	rte_eth_macaddr_get(p->a, &p->amac);
+	rte_eth_macaddr_get(p->b, &p->bmac);
+	return 0;
+}
+
+static void
+held_close(struct held_pair *p)
+{
+	test_port_destroy(p->bn);
+	test_port_destroy(p->an);
+}
+
+static int
+held_ah_hold(uint16_t port, bool on)
+{
+	struct rte_pmd_ipoibcm_faults f;
+
+	TEST_ASSERT_EQ(rte_pmd_ipoibcm_faults_get(port, &f), 0, "faults");
+	f.ah_hold = on;
+	TEST_ASSERT_EQ(rte_pmd_ipoibcm_faults_set(port, &f), 0, "ah_hold");
+	return 0;
+}
+
+/* Frames seq from..to-1 from src to dst, one burst each: all taken. */
+static int
+held_send(uint16_t port, const struct rte_ether_addr *src,
+	  const struct rte_ether_addr *dst, uint32_t from, uint32_t to)
+{
+	uint32_t i;
+
+	for (i = from; i < to; i++) {
+		struct rte_mbuf *m = test_udp_frame(src, dst, HELD_LEN, i,
+						    false);
+
+		TEST_ASSERT(m != NULL, "frame");
+		TEST_ASSERT_EQ(rte_eth_tx_burst(port, 0, &m, 1), 1,
+			       "frame %u taken at once", i);
+	}
+	return 0;
+}
+
+/* Receive frames seq from..to-1 at port, in that order. */
+static int
+held_expect(uint16_t port, uint32_t from, uint32_t to)
+{
+	struct rte_mbuf *rx[64];
+	uint32_t seq = from;
+	uint16_t n, i;
+
+	while (seq < to) {
+		n = test_rx_until(port, rx, (uint16_t)RTE_MIN(to - seq,
+				  (uint32_t)RTE_DIM(rx)), TEST_HANG_MS);
+		TEST_ASSERT(n > 0, "frames %u..%u never came", seq, to - 1);
+		for (i = 0; i < n; i++, seq++) {
+			uint8_t got = *rte_pktmbuf_mtod_offset(rx[i],
+						uint8_t *, HELD_SEQ_OFF);
+			uint8_t want = (uint8_t)(seq + HELD_SEQ_OFF);
+
+			if (got != want) {
+				rte_pktmbuf_free_bulk(rx, n);
+				TEST_ASSERT(false, "frame %u out of order "
+					    "(payload %u, want %u)", seq, got,
+					    want);
+			}
+		}
+		rte_pktmbuf_free_bulk(rx, n);
+	}
+	return 0;
+}
+
+/* How many frames arrive at port within quiet_ms. */
+static unsigned int
+held_heard(uint16_t port, uint64_t quiet_ms)
+{
+	uint64_t deadline = test_now_ms() + quiet_ms;
+	struct rte_mbuf *rx[32];
+	unsigned int got = 0;
+	uint16_t n;
+
+	while (test_now_ms() < deadline) {
+		n = rte_eth_rx_burst(port, 0, rx, RTE_DIM(rx));
+		rte_pktmbuf_free_bulk(rx, n);
+		got += n;
+	}
+	return got;
+}
+
+/* A's opackets reach want (the control thread counts what it sent). */
+static bool
+held_wait_opackets(uint16_t port, uint64_t want)
+{
+	uint64_t deadline = test_now_ms() + TEST_HANG_MS;
+	struct rte_eth_stats st;
+
+	do {
+		if (rte_eth_stats_get(port, &st) == 0 && st.opackets == want)
+			return true;
+	} while (test_now_ms() < deadline);
+	printf("    opackets %" PRIu64 ", want %" PRIu64 "\n", st.opackets,
+	       want);
+	return false;
+}
+
+/*
+ * A sends to B's MAC, of which it knows nothing: the directory lookup,
+ * the peer and its handle are the control thread's. 100 frames held
+ * while the handle waits, then released: all arrive, in order, and the
+ * next 100 after them.
+ */
+static int
+test_held_directory(void)
+{
+	struct held_pair p;
+	struct rte_eth_stats st;
+
+	TEST_RUN(held_open(&p, "hd"));
+	TEST_RUN(held_ah_hold(p.a, true));
+	TEST_RUN(held_send(p.a, &p.amac, &p.bmac, 0, 100));
+	TEST_ASSERT_EQ(held_heard(p.b, HELD_QUIET_MS), 0,
+		       "nothing reaches B before A has its handle");
+	TEST_RUN(held_ah_hold(p.a, false));
+	TEST_RUN(held_expect(p.b, 0, 100));
+	TEST_RUN(held_send(p.a, &p.amac, &p.bmac, 100, 200));
+	TEST_RUN(held_expect(p.b, 100, 200));
+	TEST_ASSERT(held_wait_opackets(p.a, 200), "A counted 200 sent");
+	TEST_ASSERT(test_xstat(p.a, "tx_held") >= 100, "the first 100 held");
+	TEST_ASSERT_EQ(test_xstat(p.a, "tx_drop_held"), 0, "none dropped");
+	TEST_ASSERT_EQ(test_xstat(p.a, "tx_ud_packets"), 200, "all on UD");
+	TEST_ASSERT_EQ(rte_eth_stats_get(p.a, &st), 0, "stats");
+	TEST_ASSERT_EQ(st.oerrors, 0, "no errors");
+	held_close(&p);
+	return 0;
+}
+REGISTER_TEST(held_directory, test_held_directory,
+		    "to an unknown MAC: held while the AH waits, then in order");
+
+/*
+ * A learns B on its receive lcore (B sends first): the burst publishes
+ * the peer and returns; its handle is the control thread's, and waits.
+ * A's replies meanwhile are held behind it, then go in order.
+ */
+static int
+test_held_learned(void)
+{
+	struct rte_mbuf *rx[16];
+	struct held_pair p;
+
+	TEST_RUN(held_open(&p, "hl"));
+	TEST_RUN(held_ah_hold(p.a, true));
+	TEST_RUN(held_send(p.b, &p.bmac, &p.amac, 0, 10));
+	TEST_ASSERT_EQ(test_rx_until(p.a, rx, 10, TEST_HANG_MS), 10,
+		       "A received B's 10 while its handle for B waits");
+	rte_pktmbuf_free_bulk(rx, 10);
+	TEST_RUN(held_send(p.a, &p.amac, &p.bmac, 0, 50));
+	TEST_ASSERT_EQ(held_heard(p.b, HELD_QUIET_MS), 0,
+		       "nothing reaches B before A has its handle");
+	TEST_RUN(held_ah_hold(p.a, false));
+	TEST_RUN(held_expect(p.b, 0, 50));
+	TEST_RUN(held_send(p.a, &p.amac, &p.bmac, 50, 100));
+	TEST_RUN(held_expect(p.b, 50, 100));
+	TEST_ASSERT(held_wait_opackets(p.a, 100), "A counted 100 sent");
+	TEST_ASSERT(test_xstat(p.a, "tx_held") >= 50, "the first 50 held");
+	TEST_ASSERT_EQ(test_xstat(p.a, "tx_drop_held"), 0, "none dropped");
+	held_close(&p);
+	return 0;
+}
+REGISTER_TEST(held_learned, test_held_learned,
+		    "to a peer learned on rx: held until its AH exists");
+
+/*
+ * More than the ring holds: every frame is taken, those beyond the ring
+ * are dropped and counted (tx_drop_held, oerrors), and every one held is
+ * sent once the handle exists.
+ */
+static int
+test_held_overflow(void)
+{
+	uint64_t held, dropped;
+	struct rte_eth_stats st;
+	struct held_pair p;
+
+	TEST_RUN(held_open(&p, "ho"));
+	TEST_RUN(held_ah_hold(p.a, true));
+	TEST_RUN(held_send(p.a, &p.amac, &p.bmac, 0, HELD_OVER));
+	TEST_RUN(held_ah_hold(p.a, false));
+	held = test_xstat(p.a, "tx_held");
+	dropped = test_xstat(p.a, "tx_drop_held");
+	printf("    held %" PRIu64 ", dropped %" PRIu64 "\n", held, dropped);
+	TEST_ASSERT_EQ(held + dropped, HELD_OVER, "every frame counted once");
+	/* the ring, and what the control thread took before it waited */
+	TEST_ASSERT(held >= HELD_RING && held <= HELD_RING + HELD_BURST,
+		    "held %" PRIu64, held);
+	TEST_ASSERT(test_wait_xstat(p.a, "tx_ud_packets", held, TEST_HANG_MS),
+		    "every held frame sent");
+	TEST_ASSERT(held_wait_opackets(p.a, held), "opackets: those sent");
+	TEST_ASSERT_EQ(rte_eth_stats_get(p.a, &st), 0, "stats");
+	TEST_ASSERT_EQ(st.oerrors, dropped, "oerrors: those dropped");
+	held_heard(p.b, 0);
+	held_close(&p);
+	return 0;
+}
+REGISTER_TEST(held_overflow, test_held_overflow,
+		    "beyond the held ring: dropped and counted, the rest sent");
+
+/* A UDP datagram to an IPv4 group, its payload's first byte seq's. */
+static int
+held_send_group(uint16_t port, const struct rte_ether_addr *src,
+		uint32_t group, uint32_t from, uint32_t to)
+{
+	struct rte_ether_addr gmac;
+	uint8_t l4[sizeof(struct rte_udp_hdr) + 16];
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)l4;
+	struct tf f;
+	uint32_t i;
+
+	tf_group_mac4(&gmac, group);
+	for (i = from; i < to; i++) {
+		memset(l4, 0, sizeof(l4));
+		udp->src_port = RTE_BE16(4000);
+		udp->dst_port = RTE_BE16(4001);
+		udp->dgram_len = rte_cpu_to_be_16(sizeof(l4));
+		l4[sizeof(*udp)] = (uint8_t)(i + HELD_SEQ_OFF);
+		tf_ipv4(&f, src, &gmac, RTE_IPV4(10, 0, 0, 1), group,
+			IPPROTO_UDP, l4, sizeof(l4), 0);
+		TEST_RUN(tf_send(port, &f));
+	}
+	return 0;
+}
+
+/*
+ * A sends to a group it never joined: the group's address handle is the
+ * control thread's to make (Linux makes it with its send-only join), and
+ * waits. B, which joined the group, hears nothing until it exists, then
+ * every frame, in order.
+ */
+static int
+test_held_mcast(void)
+{
+	/* a MAC stands for 23 bits: the group B joins from it is 224.1.2.3 */
+	const uint32_t group = RTE_IPV4(224, 1, 2, 3);
+	struct rte_ether_addr gmac;
+	struct held_pair p;
+	uint64_t groups;
+
+	TEST_RUN(held_open(&p, "hm"));
+	tf_group_mac4(&gmac, group);
+	groups = test_xstat(p.b, "mcast_groups");
+	TEST_ASSERT_EQ(rte_eth_dev_set_mc_addr_list(p.b, &gmac, 1), 0, "");
+	TEST_ASSERT(test_wait_xstat(p.b, "mcast_groups", groups + 1,
+				    TEST_HANG_MS), "B joined the group");
+	TEST_RUN(held_ah_hold(p.a, true));
+	TEST_RUN(held_send_group(p.a, &p.amac, group, 0, 20));
+	TEST_ASSERT_EQ(held_heard(p.b, HELD_QUIET_MS), 0,
+		       "nothing reaches B before A has the group's handle");
+	TEST_RUN(held_ah_hold(p.a, false));
+	TEST_RUN(held_expect(p.b, 0, 20));
+	TEST_RUN(held_send_group(p.a, &p.amac, group, 20, 40));
+	TEST_RUN(held_expect(p.b, 20, 40));
+	TEST_ASSERT(held_wait_opackets(p.a, 40), "A counted 40 sent");
+	TEST_ASSERT_EQ(test_xstat(p.a, "tx_mcast_packets"), 40, "");
+	held_close(&p);
+	return 0;
+}
+REGISTER_TEST(held_mcast, test_held_mcast,
+		    "to a group without an AH: held until the control thread made it");

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ *
+ * Frames an lcore cannot send yet, sent by the control thread (issue 14:
+ * no path resolution, address handle creation or file I/O on an lcore).
+ *
+ * A tx queue that meets a unicast destination without a peer (the subnet
+ * directory may know its MAC), or a peer whose address handle the control
+ * thread has not made yet (ipoib_peer_new() only publishes it), or one
+ * with frames held before, puts the frame in priv->held and counts it
+ * (xstat tx_held); a full ring drops it, counted (tx_drop_held). The
+ * control thread, woken, makes the handles of the peers learned since
+ * (ipoib_peers_resolve()), then sends the held frames in order as a tx
+ * queue of its own, IPOIB_CTRL_TXQ, through the same route, framing and
+ * fragmentation as tx_burst: its directory lookups and handles are made
+ * there, synchronously. Its counters (sent, dropped, per peer) are summed
+ * with the port's queues'. While a peer has frames held, the lcores hold
+ * its later frames too (ipoib_peer.held), so none overtakes another.
+ *
+ * Linux holds at most 3 packets per path being resolved
+ * (IPOIB_MAX_PATH_REC_QUEUE, ipoib_main.c) and drops the rest; we hold up
+ * to IPOIB_HELD_RING frames for the whole port.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "ipoib_cm.h"
+#include "ipoib_log.h"
+#include "ipoib_mem.h"
+#include "ipoib_tx.h"
+#include "ipoib_tx_held.h"
+
+int
+ipoib_tx_held_start(struct ipoib_priv *priv)
+{
+	struct rte_eth_dev_data *data = priv->eth_dev->data;
+	struct ipoib_txq *txq0, *cq;
+	char name[RTE_RING_NAMESIZE];
+
+	if (data->nb_tx_queues == 0)
+		return 0;
+	txq0 = data->tx_queues[0];
+	if (priv->held == NULL) {
+		snprintf(name, sizeof(name), "iphd_%u", data->port_id);
+		priv->held = ipoib_ring_create(&priv->acct, IPOIB_MEM_RINGS,
+					       name, sizeof(struct ipoib_held),
+					       IPOIB_HELD_RING,
+					       RING_F_SC_DEQ | RING_F_EXACT_SZ);
+		if (priv->held == NULL)
+			return -ENOMEM;
+	}
+	if (priv->ctrl_txq == NULL) {
+		priv->ctrl_txq = ipoib_txq_new(priv, IPOIB_CTRL_TXQ,
+					       SOCKET_ID_ANY);
+		if (priv->ctrl_txq == NULL)
+			return -ENOMEM;
+	}
+	cq = priv->ctrl_txq;
+	cq->peer_rc = ipoib_peer_ctr_get(priv, IPOIB_PEER_CTR_TX_RC,
+					 IPOIB_CTRL_TXQ);
+	cq->peer_ud = ipoib_peer_ctr_get(priv, IPOIB_PEER_CTR_TX_UD,
+					 IPOIB_CTRL_TXQ);
+	if (cq->peer_rc == NULL || cq->peer_ud == NULL)
+		return -ENOMEM;
+	cq->post_send = priv->ops->post_send;	/* several threads may */
+	cq->ud_qp = priv->ud_qp;
+	cq->ud_qkey = priv->qkey;
+	cq->last_peer = NULL;
+	/* the fragments' pools are queue 0's (a thread without a cache) */
+	cq->frag_direct = txq0->frag_direct;
+	cq->frag_indirect = txq0->frag_indirect;
+	cq->nb_desc = txq0->nb_desc;
+	return 0;
+}
+
+bool
+ipoib_tx_held_drain(struct ipoib_priv *priv)
+{
+	struct ipoib_txq *cq = priv->ctrl_txq;
+	struct ipoib_held h[IPOIB_TX_BURST];
+	struct rte_mbuf *m[IPOIB_TX_BURST];
+	unsigned int n, i;
+	uint16_t sent;
+	bool work = false;
+
+	if (priv->held == NULL || cq == NULL)
+		return false;
+	do {
+		n = rte_ring_dequeue_burst_elem(priv->held, h, sizeof(h[0]),
+						RTE_DIM(h), NULL);
+		(void)__atomic_load_n(&priv->held_gen, __ATOMIC_ACQUIRE);
+		for (i = 0; i < n; i++)
+			m[i] = h[i].m;
+		sent = n > 0 ? ipoib_tx_send(cq, m, (uint16_t)n) : 0;
+		/* what a full send queue gave back is ours to drop */
+		for (i = sent; i < n; i++)
+			ipoib_tx_drop(m[i], &cq->stats.drop_refused);
+		IPOIB_STAT_ADD(cq->stats.packets, n - sent);
+		/* only now may the lcores send to these peers themselves */
+		for (i = 0; i < n; i++)
+			if (h[i].peer != 0)
+				ipoib_held_done(&priv->pt.peers[h[i].peer - 1]);
+		work |= n > 0;
+	} while (n == RTE_DIM(h));
+	return work;
+}
+
+void
+ipoib_tx_held_fini(struct ipoib_priv *priv)
+{
+	struct ipoib_held h;
+
+	while (priv->held != NULL &&
+	       rte_ring_dequeue_elem(priv->held, &h, sizeof(h)) == 0)
+		rte_pktmbuf_free(h.m);	/* none: dev_stop drained them */
+	ipoib_ring_free(&priv->acct, IPOIB_MEM_RINGS, priv->held);
+	priv->held = NULL;
+	if (priv->ctrl_txq != NULL) {
+		/* queue 0's pools: not ours to free */
+		priv->ctrl_txq->frag_direct = NULL;
+		priv->ctrl_txq->frag_indirect = NULL;
+		ipoib_txq_free(priv, priv->ctrl_txq);
+		priv->ctrl_txq = NULL;
+	}
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ *
+ * Frames the tx queues hand to the control thread (ipoib_tx_held.c): to a
+ * destination that needs the subnet first (a directory lookup, a path
+ * query, an address handle), which an lcore never waits for.
+ */
+
+#ifndef IPOIB_TX_HELD_H
+#define IPOIB_TX_HELD_H
+
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_ether.h>
+
+#include "ipoib_cm.h"
+#include "ipoib_peer.h"
+
+#define IPOIB_HELD_RING		1024	/* frames held, port-wide */
+#define IPOIB_NEG_CACHE_MS	100	/* a MAC the directory did not know */
+
+/* An element of priv->held. */
+struct ipoib_held {
+	struct rte_mbuf *m;
+	uint32_t peer;		/* peer index + 1; 0: no peer yet */
+	uint32_t pad;
+};
+
+/* One held frame of the peer's is gone (sent or dropped). */
+static inline void
+ipoib_held_done(struct ipoib_peer *peer)
+{
+	uint16_t n = __atomic_load_n(&peer->held, __ATOMIC_RELAXED);
+
+	/* never below zero, even for a slot reused meanwhile */
+	while (n != 0 &&
+	       !__atomic_compare_exchange_n(&peer->held, &n, n - 1, false,
+					    __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED))
+		;
+}
+
+static inline uint64_t
+ipoib_neg_key(const struct rte_ether_addr *mac)
+{
+	uint64_t k = 0;
+
+	memcpy(&k, mac->addr_bytes, RTE_ETHER_ADDR_LEN);
+	return k | (UINT64_C(1) << 63);	/* never 0, the empty cache */
+}
+
+/*
+ * Whether a MAC with no peer is worth asking the subnet directory about:
+ * the transport has one, and it did not just say it knows no such MAC.
+ * Any thread; written by the control thread (ipoib_neg_set()).
+ */
+static inline bool
+ipoib_tx_may_resolve(const struct ipoib_priv *priv,
+		     const struct rte_ether_addr *mac)
+{
+	uint64_t now;
+
+	if (priv->ops->test == NULL || priv->ops->test->addr_resolve == NULL)
+		return false;
+	if (__atomic_load_n(&priv->neg_mac, __ATOMIC_RELAXED) !=
+	    ipoib_neg_key(mac))
+		return true;
+	now = rte_get_timer_cycles();
+	return now - __atomic_load_n(&priv->neg_tsc, __ATOMIC_RELAXED) >=
+	       rte_get_timer_hz() / 1000 * IPOIB_NEG_CACHE_MS;
+}
+
+static inline void
+ipoib_neg_set(struct ipoib_priv *priv, const struct rte_ether_addr *mac)
+{
+	__atomic_store_n(&priv->neg_tsc, rte_get_timer_cycles(),
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&priv->neg_mac, ipoib_neg_key(mac),
+			 __ATOMIC_RELAXED);
+}
+
+/* dev_start: the ring and the control thread's tx queue. */
+int ipoib_tx_held_start(struct ipoib_priv *priv);
+/* Control thread: send what is held, in order. True if there was any. */
+bool ipoib_tx_held_drain(struct ipoib_priv *priv);
+/* dev_close: both go; nothing is held (the port was stopped). */
+void ipoib_tx_held_fini(struct ipoib_priv *priv);
+
+/* ipoib_tx.c: route and send a burst, as tx_burst does (any tx queue) */
+uint16_t ipoib_tx_send(struct ipoib_txq *txq, struct rte_mbuf **pkts,
+		       uint16_t n);
+/* ipoib_tx.c: a tx queue's memory, made and freed (its own pools too) */
+struct ipoib_txq *ipoib_txq_new(struct ipoib_priv *priv, uint16_t qid,
+				int socket);
+void ipoib_txq_free(struct ipoib_priv *priv, struct ipoib_txq *txq);
+
+#endif /* IPOIB_TX_HELD_H */
