@@ -68,7 +68,13 @@ tm_send_group4(struct tm_net *n, unsigned int i, uint32_t group, uint8_t tag)
 		tf_group_mac4(&dst, group);
 	tf_ipv4(&f, &n->mac[i], &dst, TF_IP_A + i, group, IPPROTO_UDP, udp,
 		sizeof(udp), 0);
-	return tf_send(n->port[i], &f);
+	TEST_RUN(tf_send(n->port[i], &f));
+	/*
+	 * A group's first frame waits for its address handle (the control
+	 * thread's): a marker sent after it to another group could pass it.
+	 */
+	TEST_ASSERT(test_wait_held(n->port[i]), "held frames sent");
+	return 0;
 }
 
 /* The tag of a UDP frame sent by tm_send_group4(). */

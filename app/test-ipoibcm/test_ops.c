@@ -206,6 +206,8 @@ test_ops_queue_stop(void)
 	TEST_RUN(tm_open(&n, 2));
 	TEST_ASSERT_EQ(rte_eth_dev_rx_queue_stop(n.port[1], 0), 0, "rx stop");
 	TEST_RUN(test_send_frames(n.port[0], &n.mac[0], &n.mac[1], 4));
+	/* the first frames to a new peer go when its AH exists */
+	TEST_ASSERT(test_wait_held(n.port[0]), "held frames sent");
 	TEST_ASSERT_EQ(rte_eth_rx_burst(n.port[1], 0, m, RTE_DIM(m)), 0,
 		       "a stopped queue delivers nothing");
 	TEST_ASSERT_EQ(rte_eth_rx_queue_count(n.port[1], 0), 4,

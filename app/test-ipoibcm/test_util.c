@@ -228,3 +228,17 @@ test_wait_xstat(uint16_t port, const char *name, uint64_t value,
 	       test_xstat(port, name), value);
 	return false;
 }
+
+bool
+test_wait_held(uint16_t port)
+{
+	uint64_t deadline = test_now_ms() + TEST_HANG_MS;
+
+	while (test_now_ms() < deadline)
+		if (test_xstat(port, "tx_held_done") ==
+		    test_xstat(port, "tx_held"))
+			return true;
+	printf("    tx_held %" PRIu64 ", tx_held_done %" PRIu64 "\n",
+	       test_xstat(port, "tx_held"), test_xstat(port, "tx_held_done"));
+	return false;
+}

@@ -40,5 +40,11 @@ uint16_t test_rx_until(uint16_t port, struct rte_mbuf **pkts, uint16_t n,
 uint64_t test_xstat(uint16_t port, const char *name);
 bool test_wait_xstat(uint16_t port, const char *name, uint64_t value,
 		     uint64_t timeout_ms);
+/*
+ * Wait until the frames port's tx bursts held for its control thread
+ * (first frames to a peer or group without an address handle) have been
+ * sent: tx_held_done reaches tx_held.
+ */
+bool test_wait_held(uint16_t port);
 
 #endif /* IPOIBCM_TEST_UTIL_H */

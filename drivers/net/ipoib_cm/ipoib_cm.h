@@ -191,7 +191,8 @@ struct ipoib_txq_stats {
 	uint64_t icmp_too_big;		/* ICMP errors given back */
 	uint64_t mc_req_lost;		/* snooped joins the ring refused */
 	uint64_t held;			/* to the control thread */
-	uint64_t drop_held;		/* its ring was full */
+	uint64_t held_busy;		/* bursts that stopped, held frames */
+	uint64_t held_done;		/* control thread: held ones taken */
 };
 
 struct ipoib_tx_run;

@@ -211,11 +211,9 @@ ipoib_stats_fill(struct rte_eth_dev *dev, struct rte_eth_stats *stats,
 		s = &now;
 		b = &txq->stats_base;
 		errs = (s->drop_no_neigh + s->drop_malformed +
-			s->drop_too_long + s->drop_vlan + s->drop_refused +
-			s->drop_held) -
+			s->drop_too_long + s->drop_vlan + s->drop_refused) -
 		       (b->drop_no_neigh + b->drop_malformed +
-			b->drop_too_long + b->drop_vlan + b->drop_refused +
-			b->drop_held);
+			b->drop_too_long + b->drop_vlan + b->drop_refused);
 		pkts = s->packets - b->packets - errs;
 		stats->opackets += pkts;
 		stats->obytes += s->bytes - b->bytes;

@@ -357,9 +357,12 @@ ipoib_peer_update_flags(struct ipoib_peer *peer,
 {
 	uint32_t st = IPOIB_PEER_UD;
 
-	if (hw->bytes[0] == 0 || hw->bytes[0] == peer->hw.bytes[0])
+	/* atomic: the control thread reads it (ipoib_peer_ah()) */
+	if (hw->bytes[0] == 0 ||
+	    hw->bytes[0] == __atomic_load_n(&peer->hw.bytes[0],
+					    __ATOMIC_RELAXED))
 		return;
-	peer->hw.bytes[0] = hw->bytes[0];
+	__atomic_store_n(&peer->hw.bytes[0], hw->bytes[0], __ATOMIC_RELAXED);
 	if (hw->bytes[0] & IPOIB_HWADDR_F_RC)
 		__atomic_compare_exchange_n(&peer->state, &st, IPOIB_PEER_NEW,
 					    false, __ATOMIC_RELEASE,
@@ -484,10 +487,22 @@ ipoib_peer_ah(struct ipoib_priv *priv, struct ipoib_peer *peer)
 		__atomic_fetch_add(&priv->pt.learn_fail, 1, __ATOMIC_RELAXED);
 		return NULL;
 	}
-	if (peer->hw.bytes[0] == 0) {	/* a UD source: ask the directory */
-		hw = peer->hw;
-		hw.bytes[0] = ipoib_peer_flags(priv, &hw, &peer->mac);
-		ipoib_peer_update_flags(peer, &hw);
+	/*
+	 * A UD source (no flags known): ask the directory whether it offers
+	 * connected mode. Only the state says so; the flags byte stays the
+	 * lcores' (ARP/ND), which write it.
+	 */
+	if (__atomic_load_n(&peer->hw.bytes[0], __ATOMIC_RELAXED) == 0) {
+		uint32_t st = IPOIB_PEER_UD;
+
+		ipoib_hwaddr_set(&hw, 0, peer->qpn,
+				 ipoib_hwaddr_gid(&peer->hw));
+		if (ipoib_peer_flags(priv, &hw, &peer->mac) &
+		    IPOIB_HWADDR_F_RC)
+			__atomic_compare_exchange_n(&peer->state, &st,
+						    IPOIB_PEER_NEW, false,
+						    __ATOMIC_RELEASE,
+						    __ATOMIC_RELAXED);
 	}
 	/* pairs with the tx queues' acquire: the handle is complete */
 	__atomic_store_n(&peer->ah, ah, __ATOMIC_RELEASE);

@@ -57,8 +57,9 @@ struct ipoib_peer {
 	uint16_t lid;			/* bound SLID (ARP/ND over UD), or 0 */
 	/*
 	 * Frames to it the tx queues handed to the control thread and it
-	 * has not sent yet (ipoib_tx_held.c): while there are any, or while
-	 * ah is NULL, its frames go the same way, so none overtakes another.
+	 * has not sent yet (ipoib_tx_held.c): while ah is NULL its frames
+	 * are held too; while there are any, a burst gives its frames back
+	 * (not taken), so none overtakes another.
 	 */
 	uint16_t held;
 	/*

@@ -34,6 +34,7 @@ enum ipoib_tx_action {
 	IPOIB_TX_NO_NEIGH,
 	IPOIB_TX_TOO_LONG,	/* fragment or ICMP, per route.mtu/ud */
 	IPOIB_TX_HOLD,		/* to the control thread (ipoib_tx_held.c) */
+	IPOIB_TX_BUSY,		/* not taken: frames before it still held */
 };
 
 /* Where a frame goes. */
@@ -108,7 +109,11 @@ ipoib_tx_unready(struct ipoib_txq *txq, const struct rte_ether_addr *dst,
 
 	*act = IPOIB_TX_NO_NEIGH;
 	if (txq->queue_id != IPOIB_CTRL_TXQ) {
-		if (peer != NULL || ipoib_tx_may_resolve(priv, dst))
+		/* ready, but frames to it wait: it waits too, not taken */
+		if (peer != NULL &&
+		    __atomic_load_n(&peer->ah, __ATOMIC_RELAXED) != NULL)
+			*act = IPOIB_TX_BUSY;
+		else if (peer != NULL || ipoib_tx_may_resolve(priv, dst))
 			*act = IPOIB_TX_HOLD;
 		return peer;
 	}
@@ -499,12 +504,13 @@ ipoib_tx_route(struct ipoib_txq *txq, struct rte_mbuf *m,
 }
 
 /*
- * Hand a frame to the control thread (ipoib_tx_held.c), counted; counted
- * and dropped when its ring is full. The peer's count goes up first, so
- * that the control thread, which brings it down once it has sent the
- * frame, never sees it lower than what it holds.
+ * Hand a frame to the control thread (ipoib_tx_held.c), counted; false
+ * when its ring is full: the frame is not taken (given back untouched).
+ * The peer's count goes up first, so that the control thread, which
+ * brings it down once it has sent the frame, never sees it lower than
+ * what it holds.
  */
-static void
+static bool
 ipoib_tx_hold(struct ipoib_txq *txq, struct rte_mbuf *m,
 	      struct ipoib_peer *peer)
 {
@@ -526,10 +532,10 @@ ipoib_tx_hold(struct ipoib_txq *txq, struct rte_mbuf *m,
 	if (rte_ring_mp_enqueue_elem(txq->priv->held, &h, sizeof(h)) != 0) {
 		if (peer != NULL)
 			ipoib_held_done(peer);
-		ipoib_tx_drop(m, &txq->stats.drop_held);
-		return;
+		return false;
 	}
 	IPOIB_STAT_INC(txq->stats.held);
+	return true;
 }
 
 /* A frame that does not go as it is: dropped, fragmented, or answered. */
@@ -543,9 +549,6 @@ ipoib_tx_consume(struct ipoib_txq *txq, struct rte_mbuf *m,
 		break;
 	case IPOIB_TX_TOO_LONG:
 		ipoib_tx_too_long(txq, m, rt);
-		break;
-	case IPOIB_TX_HOLD:
-		ipoib_tx_hold(txq, m, rt->peer);
 		break;
 	default:
 		ipoib_tx_drop(m, &txq->stats.drop_malformed);
@@ -574,7 +577,15 @@ ipoib_tx_send(struct ipoib_txq *txq, struct rte_mbuf **pkts, uint16_t n)
 				goto out;	/* refused: frames i.. untouched */
 		}
 		if (unlikely(act != IPOIB_TX_SEND)) {
-			ipoib_tx_consume(txq, m, act, &rt);
+			if (act == IPOIB_TX_BUSY ||
+			    (act == IPOIB_TX_HOLD &&
+			     !ipoib_tx_hold(txq, m, rt.peer))) {
+				/* frames i.. untouched, as by a full queue */
+				IPOIB_STAT_INC(txq->stats.held_busy);
+				goto out;
+			}
+			if (act != IPOIB_TX_HOLD)
+				ipoib_tx_consume(txq, m, act, &rt);
 			consumed++;
 			continue;
 		}

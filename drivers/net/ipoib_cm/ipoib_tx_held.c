@@ -6,20 +6,25 @@
  *
  * A tx queue that meets a unicast destination without a peer (the subnet
  * directory may know its MAC), or a peer whose address handle the control
- * thread has not made yet (ipoib_peer_new() only publishes it), or one
- * with frames held before, puts the frame in priv->held and counts it
- * (xstat tx_held); a full ring drops it, counted (tx_drop_held). The
- * control thread, woken, makes the handles of the peers learned since
- * (ipoib_peers_resolve()), then sends the held frames in order as a tx
- * queue of its own, IPOIB_CTRL_TXQ, through the same route, framing and
- * fragmentation as tx_burst: its directory lookups and handles are made
- * there, synchronously. Its counters (sent, dropped, per peer) are summed
- * with the port's queues'. While a peer has frames held, the lcores hold
- * its later frames too (ipoib_peer.held), so none overtakes another.
+ * thread has not made yet (ipoib_peer_new() only publishes it), or a
+ * multicast group without one, puts the frame in priv->held and counts it
+ * (xstat tx_held). The control thread, woken, makes the handles of the
+ * peers learned since (ipoib_peers_resolve()), then sends the held frames
+ * in order as a tx queue of its own, IPOIB_CTRL_TXQ, through the same
+ * route, framing and fragmentation as tx_burst: its directory lookups and
+ * handles are made there, synchronously. Its counters (sent, dropped, per
+ * peer) are summed with the port's queues'; tx_held_done counts the held
+ * frames it has taken. A peer's frames never overtake one another: while
+ * some are held (ipoib_peer.held), a burst that meets the peer ready
+ * stops there and gives that frame and the rest back untouched, as a full
+ * queue does (tx_held_busy), and so it does when the ring is full. The
+ * application sends them again; nothing is dropped. Frames to different
+ * destinations may be reordered, as on Linux, whose held packets wait per
+ * neighbour.
  *
  * Linux holds at most 3 packets per path being resolved
  * (IPOIB_MAX_PATH_REC_QUEUE, ipoib_main.c) and drops the rest; we hold up
- * to IPOIB_HELD_RING frames for the whole port.
+ * to IPOIB_HELD_RING frames for the whole port and give back the rest.
  */
 
 #include <errno.h>
@@ -100,6 +105,7 @@ ipoib_tx_held_drain(struct ipoib_priv *priv)
 		for (i = sent; i < n; i++)
 			ipoib_tx_drop(m[i], &cq->stats.drop_refused);
 		IPOIB_STAT_ADD(cq->stats.packets, n - sent);
+		IPOIB_STAT_ADD(cq->stats.held_done, n);	/* sent or dropped */
 		/* only now may the lcores send to these peers themselves */
 		for (i = 0; i < n; i++)
 			if (h[i].peer != 0)

@@ -60,7 +60,8 @@ static const struct ipoib_xstat ipoib_txq_xstats[] = {
 	TXQ("tx_icmp_too_big", icmp_too_big),
 	TXQ("tx_mcast_requests_lost", mc_req_lost),
 	TXQ("tx_held", held),
-	TXQ("tx_drop_held", drop_held),
+	TXQ("tx_held_busy", held_busy),
+	TXQ("tx_held_done", held_done),
 };
 
 static const struct ipoib_xstat ipoib_ctrl_xstats[] = {
