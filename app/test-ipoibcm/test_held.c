@@ -21,9 +21,12 @@
 #include <rte_ip.h>
 #include <rte_udp.h>
 
+#include "ipoib_wire.h"
 #include "rte_pmd_ipoib_cm.h"
+#include "shm_fabric.h"
 #include "test.h"
 #include "test_frames.h"
+#include "test_raw.h"
 #include "test_util.h"
 
 #define HELD_QUIET_MS	300	/* B hears nothing while A's AH waits */
@@ -349,3 +352,71 @@ test_held_mcast(void)
 }
 REGISTER_TEST(held_mcast, test_held_mcast,
 		    "to a group without an AH: held until the control thread made it");
+
+/*
+ * No path to a peer: its address handle cannot be made (here a raw port R
+ * is heard, then leaves the fabric before A's handle for it is made). The
+ * control thread tries once; for a while after, the lcores drop frames to
+ * it at once (tx_drop_no_neigh) instead of holding them for another try
+ * each: at most one more try per burst, never one per frame.
+ */
+static int
+test_held_no_path(void)
+{
+	const char *fab = test_fabric("t_hnp");
+	uint8_t a_hw[IPOIB_HWADDR_LEN], payload[64];
+	struct rte_ether_addr amac, rmac;
+	struct rte_mbuf *m, *tx[32];
+	uint64_t fails0, fails;
+	unsigned int b, i, sent = 0;
+	char args[96];
+	struct raw r;
+	uint16_t a;
+
+	snprintf(args, sizeof(args), "fabric=%s,guid=0xa,pkey=0x8001", fab);
+	TEST_RUN(test_port_create("net_ipoibcm_hnpa", args, 1, 1500, &a));
+	TEST_RUN(raw_open(&r, fab));
+	rte_eth_macaddr_get(a, &amac);
+	TEST_ASSERT_EQ(shm_addr_resolve(r.port, amac.addr_bytes, a_hw), 0,
+		       "A's address, seen from R");
+	fails0 = test_xstat(a, "peer_learn_failures");
+	TEST_RUN(held_ah_hold(a, true));
+	memset(payload, 0, sizeof(payload));
+	payload[0] = 0x45;	/* IPv4, 20-byte header */
+	payload[3] = sizeof(payload);
+	payload[8] = 64;
+	payload[9] = IPPROTO_UDP;
+	TEST_RUN(raw_post(&r, 0, IPOIB_QKEY_DEFAULT, a_hw, true,
+			  RTE_ETHER_TYPE_IPV4, payload, sizeof(payload)));
+	TEST_ASSERT_EQ(test_rx_until(a, &m, 1, TEST_HANG_MS), 1,
+		       "A heard R (and learned it; its handle waits)");
+	rte_ether_addr_copy(&rte_pktmbuf_mtod(m, struct rte_ether_hdr *)->
+			    src_addr, &rmac);
+	rte_pktmbuf_free(m);
+	raw_close(&r);		/* R leaves: no path to it any more */
+	TEST_RUN(held_ah_hold(a, false));
+	TEST_ASSERT(test_wait_xstat(a, "peer_learn_failures", fails0 + 1,
+				    TEST_HANG_MS), "A's handle for R failed");
+	for (b = 0; b < 4; b++) {
+		for (i = 0; i < RTE_DIM(tx); i++) {
+			tx[i] = test_udp_frame(&amac, &rmac, 100, i, false);
+			TEST_ASSERT(tx[i] != NULL, "frame");
+		}
+		i = rte_eth_tx_burst(a, 0, tx, RTE_DIM(tx));
+		rte_pktmbuf_free_bulk(tx + i, RTE_DIM(tx) - i);
+		TEST_ASSERT_EQ(i, RTE_DIM(tx), "burst %u taken", b);
+		sent += i;
+	}
+	TEST_ASSERT(test_wait_xstat(a, "tx_drop_no_neigh", sent,
+				    TEST_HANG_MS), "every frame to R counted");
+	TEST_ASSERT(test_wait_held(a), "nothing left held");
+	fails = test_xstat(a, "peer_learn_failures") - fails0;
+	printf("    %u frames to R dropped; %" PRIu64 " handle tries\n",
+	       sent, fails);
+	TEST_ASSERT(fails <= 1 + b, "at most one try per burst: %" PRIu64,
+		    fails);
+	test_port_destroy("net_ipoibcm_hnpa");
+	return 0;
+}
+REGISTER_TEST(held_no_path, test_held_no_path,
+		    "no path to a peer: its frames dropped, counted, tried per burst at most");

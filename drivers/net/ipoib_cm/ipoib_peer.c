@@ -23,6 +23,7 @@
 #include "ipoib_cm.h"
 #include "ipoib_log.h"
 #include "ipoib_peer.h"
+#include "ipoib_tx_held.h"
 
 /*
  * rte_jhash() reads 32-bit words, unaligned on x86 (undefined behaviour
@@ -484,6 +485,8 @@ ipoib_peer_ah(struct ipoib_priv *priv, struct ipoib_peer *peer)
 	memcpy(aa.dgid, ipoib_hwaddr_gid(&peer->hw), IPOIB_GID_LEN);
 	ah = priv->ops->ah_create(priv->hca, &aa);
 	if (ah == NULL) {
+		/* no path: the lcores drop its frames a while, not hold them */
+		ipoib_neg_set(priv, &peer->mac);
 		__atomic_fetch_add(&priv->pt.learn_fail, 1, __ATOMIC_RELAXED);
 		return NULL;
 	}

@@ -109,17 +109,25 @@ ipoib_tx_unready(struct ipoib_txq *txq, const struct rte_ether_addr *dst,
 
 	*act = IPOIB_TX_NO_NEIGH;
 	if (txq->queue_id != IPOIB_CTRL_TXQ) {
-		/* ready, but frames to it wait: it waits too, not taken */
-		if (peer != NULL &&
-		    __atomic_load_n(&peer->ah, __ATOMIC_RELAXED) != NULL)
+		if (peer == NULL) {
+			if (ipoib_tx_may_resolve(priv, dst))
+				*act = IPOIB_TX_HOLD;
+		} else if (__atomic_load_n(&peer->ah, __ATOMIC_RELAXED) !=
+			   NULL) {
+			/* ready, but frames to it wait: not taken either */
 			*act = IPOIB_TX_BUSY;
-		else if (peer != NULL || ipoib_tx_may_resolve(priv, dst))
-			*act = IPOIB_TX_HOLD;
+		} else if (!ipoib_neg_hit(priv, dst)) {
+			*act = IPOIB_TX_HOLD;	/* else: no path just now */
+		}
 		return peer;
 	}
 	if (peer == NULL)
 		peer = ipoib_tx_resolve(txq, dst);
-	if (peer == NULL || ipoib_peer_ah(priv, peer) == NULL)
+	/* a handle that just failed is not tried again for each frame */
+	if (peer == NULL ||
+	    (__atomic_load_n(&peer->ah, __ATOMIC_RELAXED) == NULL &&
+	     ipoib_neg_hit(priv, dst)) ||
+	    ipoib_peer_ah(priv, peer) == NULL)
 		return peer;
 	txq->last_peer = peer;
 	*act = IPOIB_TX_SEND;

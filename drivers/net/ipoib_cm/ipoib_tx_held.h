@@ -51,24 +51,31 @@ ipoib_neg_key(const struct rte_ether_addr *mac)
 }
 
 /*
- * Whether a MAC with no peer is worth asking the subnet directory about:
- * the transport has one, and it did not just say it knows no such MAC.
- * Any thread; written by the control thread (ipoib_neg_set()).
+ * Whether the control thread just failed to reach this MAC: the directory
+ * did not know it, or its peer's address handle could not be made (no
+ * path). Frames to it are then dropped at once (tx_drop_no_neigh) for
+ * IPOIB_NEG_CACHE_MS instead of held. Any thread; written by the control
+ * thread (ipoib_neg_set()).
  */
+static inline bool
+ipoib_neg_hit(const struct ipoib_priv *priv, const struct rte_ether_addr *mac)
+{
+	if (__atomic_load_n(&priv->neg_mac, __ATOMIC_RELAXED) !=
+	    ipoib_neg_key(mac))
+		return false;
+	return rte_get_timer_cycles() -
+	       __atomic_load_n(&priv->neg_tsc, __ATOMIC_RELAXED) <
+	       rte_get_timer_hz() / 1000 * IPOIB_NEG_CACHE_MS;
+}
+
+/* Whether a MAC with no peer is worth asking the subnet directory about. */
 static inline bool
 ipoib_tx_may_resolve(const struct ipoib_priv *priv,
 		     const struct rte_ether_addr *mac)
 {
-	uint64_t now;
-
-	if (priv->ops->test == NULL || priv->ops->test->addr_resolve == NULL)
-		return false;
-	if (__atomic_load_n(&priv->neg_mac, __ATOMIC_RELAXED) !=
-	    ipoib_neg_key(mac))
-		return true;
-	now = rte_get_timer_cycles();
-	return now - __atomic_load_n(&priv->neg_tsc, __ATOMIC_RELAXED) >=
-	       rte_get_timer_hz() / 1000 * IPOIB_NEG_CACHE_MS;
+	return priv->ops->test != NULL &&
+	       priv->ops->test->addr_resolve != NULL &&
+	       !ipoib_neg_hit(priv, mac);
 }
 
 static inline void
