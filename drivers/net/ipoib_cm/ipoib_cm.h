@@ -362,6 +362,7 @@ struct ipoib_priv {
 	struct ipoib_ctrl_stats cstats_base;
 	struct ipoib_hca_stats hstats_base;
 	struct rte_ring *loopback;	/* ICMP errors for the rx side */
+	uint32_t loopback_gen;		/* ipoib_tx_too_long(): see there */
 	/* frames held for the control thread (ipoib_tx_held.c) */
 	struct rte_ring *held;		/* of struct ipoib_held */
 	struct ipoib_txq *ctrl_txq;	/* it sends them as this queue */

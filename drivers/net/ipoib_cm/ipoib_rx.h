@@ -510,9 +510,14 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 	struct ipoib_rx_fresh fresh = { .n = 0, .next = 0 };
 	uint16_t nb = 0, nwr = 0, k, i;
 
-	if (rxq->loopback != NULL)
+	if (rxq->loopback != NULL) {
 		nb = (uint16_t)rte_ring_dequeue_burst(rxq->loopback,
 						      (void **)pkts, n, NULL);
+		/* made by another thread (ipoib_tx_too_long()): see there */
+		if (unlikely(nb > 0))
+			(void)__atomic_load_n(&rxq->priv->loopback_gen,
+					      __ATOMIC_ACQUIRE);
+	}
 	if (rxq->ud_cq != NULL && nb < n)
 		nb += ipoib_rx_ud(rxq, pkts + nb, n - nb, &acct);
 	k = rxq->poll_cq(rxq->cq, wc,

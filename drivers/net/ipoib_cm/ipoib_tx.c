@@ -431,6 +431,13 @@ ipoib_tx_too_long(struct ipoib_txq *txq, struct rte_mbuf *m,
 		icmp->port = priv->eth_dev->data->port_id;
 		icmp->packet_type = ipoib_ptype_slow(icmp) &
 			__atomic_load_n(&priv->ptype_mask, __ATOMIC_RELAXED);
+		/*
+		 * The rx queue that takes it may run on another thread (and
+		 * the control thread makes some, for held frames): the ring's
+		 * barriers order the writes, which ThreadSanitizer does not
+		 * model; a release here and an acquire there say so.
+		 */
+		__atomic_fetch_add(&priv->loopback_gen, 1, __ATOMIC_RELEASE);
 		if (rte_ring_enqueue(priv->loopback, icmp) == 0)
 			IPOIB_STAT_INC(txq->stats.icmp_too_big);
 		else
