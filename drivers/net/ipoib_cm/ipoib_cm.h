@@ -112,6 +112,25 @@ ipoib_queue_leave(uint32_t *handoff)
 	__atomic_store_n(handoff, 1, __ATOMIC_RELEASE);
 }
 
+/*
+ * An object handed through an rte_ring to another thread: the ring's
+ * barriers order the producer's writes before the consumer's reads, which
+ * ThreadSanitizer does not model. A release (an RMW: several producers)
+ * before the enqueue and an acquire after a dequeue that got something
+ * say so where it looks; plain moves and adds on x86. gen is the ring's.
+ */
+static __rte_always_inline void
+ipoib_ring_give(uint32_t *gen)
+{
+	__atomic_fetch_add(gen, 1, __ATOMIC_RELEASE);
+}
+
+static __rte_always_inline void
+ipoib_ring_take(const uint32_t *gen)
+{
+	(void)__atomic_load_n(gen, __ATOMIC_ACQUIRE);
+}
+
 /* Datapath counters of one rx queue: one writer, its lcore. */
 struct ipoib_rxq_stats {
 	uint64_t packets;
@@ -362,11 +381,11 @@ struct ipoib_priv {
 	struct ipoib_ctrl_stats cstats_base;
 	struct ipoib_hca_stats hstats_base;
 	struct rte_ring *loopback;	/* ICMP errors for the rx side */
-	uint32_t loopback_gen;		/* ipoib_tx_too_long(): see there */
+	uint32_t loopback_gen;		/* ipoib_ring_give() of loopback */
 	/* frames held for the control thread (ipoib_tx_held.c) */
 	struct rte_ring *held;		/* of struct ipoib_held */
 	struct ipoib_txq *ctrl_txq;	/* it sends them as this queue */
-	uint32_t held_gen;		/* ipoib_tx_hold(): see there */
+	uint32_t held_gen;		/* ipoib_ring_give() of held */
 	/* a MAC the subnet did not know, not asked again for a while */
 	uint64_t neg_mac;		/* ipoib_neg_key(), 0: none */
 	uint64_t neg_tsc;

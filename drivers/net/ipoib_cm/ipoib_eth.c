@@ -434,7 +434,10 @@ encap_put_hdr(struct rte_mbuf *m, uint16_t type)
 	h->reserved = 0;
 }
 
-/* Where an Ethernet frame goes, read from it; its type and L3 header. */
+/*
+ * Where an Ethernet frame goes, read from it; its type and L3 header. The
+ * caller checked it holds an Ethernet header (ipoib_eth_frame_ok()).
+ */
 static int
 eth_dst(const struct rte_mbuf *m, const struct ipoib_eth_ctx *ctx,
 	uint16_t *type, union l3_hdr *l3, struct ipoib_tx_dst *dst)
@@ -442,8 +445,6 @@ eth_dst(const struct rte_mbuf *m, const struct ipoib_eth_ctx *ctx,
 	rte_be16_t be_type;
 	int ret;
 
-	if (m->data_len < RTE_ETHER_HDR_LEN || m->pkt_len < m->data_len)
-		return -EBADMSG;
 	memcpy(&be_type, rte_pktmbuf_mtod_offset(m, void *,
 		2 * RTE_ETHER_ADDR_LEN), sizeof(be_type));
 	*type = rte_be_to_cpu_16(be_type);
@@ -460,6 +461,12 @@ eth_dst(const struct rte_mbuf *m, const struct ipoib_eth_ctx *ctx,
 	return encap_dst(m, ctx, *type, l3, dst);
 }
 
+static inline bool
+ipoib_eth_frame_ok(const struct rte_mbuf *m)
+{
+	return m->data_len >= RTE_ETHER_HDR_LEN && m->pkt_len >= m->data_len;
+}
+
 int
 ipoib_eth_dst(const struct rte_mbuf *m, const struct ipoib_eth_ctx *ctx,
 	      struct ipoib_tx_dst *dst)
@@ -467,6 +474,8 @@ ipoib_eth_dst(const struct rte_mbuf *m, const struct ipoib_eth_ctx *ctx,
 	union l3_hdr l3;
 	uint16_t type;
 
+	if (!ipoib_eth_frame_ok(m))
+		return -EBADMSG;
 	return eth_dst(m, ctx, &type, &l3, dst);
 }
 
@@ -478,7 +487,7 @@ ipoib_eth_encap(struct rte_mbuf *m, const struct ipoib_eth_ctx *ctx,
 	uint16_t type;
 	int ret;
 
-	if (m->data_len < RTE_ETHER_HDR_LEN || m->pkt_len < m->data_len)
+	if (!ipoib_eth_frame_ok(m))
 		return -EBADMSG;
 	if (!RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1)
 		return -EPERM;

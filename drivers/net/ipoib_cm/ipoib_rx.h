@@ -513,10 +513,9 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 	if (rxq->loopback != NULL) {
 		nb = (uint16_t)rte_ring_dequeue_burst(rxq->loopback,
 						      (void **)pkts, n, NULL);
-		/* made by another thread (ipoib_tx_too_long()): see there */
+		/* made by another thread (ipoib_tx_too_long()) */
 		if (unlikely(nb > 0))
-			(void)__atomic_load_n(&rxq->priv->loopback_gen,
-					      __ATOMIC_ACQUIRE);
+			ipoib_ring_take(&rxq->priv->loopback_gen);
 	}
 	if (rxq->ud_cq != NULL && nb < n)
 		nb += ipoib_rx_ud(rxq, pkts + nb, n - nb, &acct);

@@ -431,13 +431,8 @@ ipoib_tx_too_long(struct ipoib_txq *txq, struct rte_mbuf *m,
 		icmp->port = priv->eth_dev->data->port_id;
 		icmp->packet_type = ipoib_ptype_slow(icmp) &
 			__atomic_load_n(&priv->ptype_mask, __ATOMIC_RELAXED);
-		/*
-		 * The rx queue that takes it may run on another thread (and
-		 * the control thread makes some, for held frames): the ring's
-		 * barriers order the writes, which ThreadSanitizer does not
-		 * model; a release here and an acquire there say so.
-		 */
-		__atomic_fetch_add(&priv->loopback_gen, 1, __ATOMIC_RELEASE);
+		/* the rx queue may be another thread's; so is the control's */
+		ipoib_ring_give(&priv->loopback_gen);
 		if (rte_ring_enqueue(priv->loopback, icmp) == 0)
 			IPOIB_STAT_INC(txq->stats.icmp_too_big);
 		else
@@ -535,13 +530,7 @@ ipoib_tx_hold(struct ipoib_txq *txq, struct rte_mbuf *m,
 	};
 
 	ipoib_tx_snoop(txq, m, peer == NULL);
-	/*
-	 * The ring orders the frame's writes before the control thread's
-	 * reads with barriers ThreadSanitizer does not model: a release
-	 * here, an acquire there (ipoib_tx_held_drain()), say so where it
-	 * looks. A plain add on x86, once per frame held.
-	 */
-	__atomic_fetch_add(&txq->priv->held_gen, 1, __ATOMIC_RELEASE);
+	ipoib_ring_give(&txq->priv->held_gen);
 	if (peer != NULL)
 		__atomic_fetch_add(&peer->held, 1, __ATOMIC_RELAXED);
 	if (rte_ring_mp_enqueue_elem(txq->priv->held, &h, sizeof(h)) != 0) {

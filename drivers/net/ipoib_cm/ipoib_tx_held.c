@@ -97,7 +97,7 @@ ipoib_tx_held_drain(struct ipoib_priv *priv)
 	do {
 		n = rte_ring_dequeue_burst_elem(priv->held, h, sizeof(h[0]),
 						RTE_DIM(h), NULL);
-		(void)__atomic_load_n(&priv->held_gen, __ATOMIC_ACQUIRE);
+		ipoib_ring_take(&priv->held_gen);
 		for (i = 0; i < n; i++)
 			m[i] = h[i].m;
 		sent = n > 0 ? ipoib_tx_send(cq, m, (uint16_t)n) : 0;
