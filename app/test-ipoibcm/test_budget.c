@@ -137,7 +137,7 @@ test_budget_app_holds(void)
 						    1000, i, false);
 
 		TEST_ASSERT(m != NULL, "");
-		TEST_ASSERT_EQ(rte_eth_tx_burst(net.port[1], 0, &m, 1), 1, "");
+		TEST_ASSERT(test_tx_one(net.port[1], 0, m), "");
 	}
 	TEST_ASSERT_EQ(test_rx_until(net.port[0], held, BG_HELD, TEST_HANG_MS),
 		       BG_HELD, "A receives");

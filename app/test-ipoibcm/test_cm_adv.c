@@ -36,7 +36,7 @@ adv_tx(const struct test_net *net, const uint8_t *f, uint32_t len)
 	struct rte_mbuf *m = test_mbuf(test_mempool(), f, len);
 
 	TEST_ASSERT(m != NULL, "");
-	TEST_ASSERT_EQ(rte_eth_tx_burst(net->port[0], 0, &m, 1), 1, "sent");
+	TEST_ASSERT(test_tx_one(net->port[0], 0, m), "sent");
 	return 0;
 }
 

@@ -154,7 +154,7 @@ dp_large(const char *args)
 	TEST_RUN(dp_open(&p, args, 65520));
 	m = test_udp_frame(&p.a_mac, &p.b_mac, 60000, 7, false);
 	TEST_ASSERT(m != NULL, "frame");
-	TEST_ASSERT_EQ(rte_eth_tx_burst(p.a, 0, &m, 1), 1, "sent");
+	TEST_ASSERT(test_tx_one(p.a, 0, m), "sent");
 	got = test_rx_until(p.b, rx, 30, TEST_HANG_MS);
 	TEST_ASSERT_EQ(got, 30, "60000 bytes in fragments of 2044");
 	TEST_ASSERT_EQ(test_xstat(p.a, "tx_frags"), 30, "fragments counted");

@@ -58,8 +58,8 @@ test_net_round(struct test_net *net, const unsigned int *peers,
 
 		m = test_udp_frame(&net->mac[0], &net->mac[i], 200, seq, false);
 		TEST_ASSERT(m != NULL, "frame");
-		TEST_ASSERT_EQ(rte_eth_tx_burst(net->port[0], 0, &m, 1), 1,
-			       "A sends to peer %u", i);
+		TEST_ASSERT(test_tx_one(net->port[0], 0, m),
+			    "A sends to peer %u", i);
 	}
 	for (k = 0; k < np; k++) {
 		unsigned int i = peers[k];
@@ -69,8 +69,8 @@ test_net_round(struct test_net *net, const unsigned int *peers,
 		rte_pktmbuf_free(rx[0]);
 		m = test_udp_frame(&net->mac[i], &net->mac[0], 200, seq, false);
 		TEST_ASSERT(m != NULL, "reply");
-		TEST_ASSERT_EQ(rte_eth_tx_burst(net->port[i], 0, &m, 1), 1,
-			       "peer %u replies", i);
+		TEST_ASSERT(test_tx_one(net->port[i], 0, m),
+			    "peer %u replies", i);
 	}
 	got = test_rx_until(net->port[0], rx, np, TEST_HANG_MS);
 	TEST_ASSERT_EQ(got, np, "A receives every reply of round %u", seq);

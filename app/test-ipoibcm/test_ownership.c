@@ -52,8 +52,7 @@ own_hold(struct test_net *net, struct own_held *h, unsigned int n,
 						    len, seq + i, false);
 
 		TEST_ASSERT(m != NULL, "");
-		TEST_ASSERT_EQ(rte_eth_tx_burst(net->port[0], 0, &m, 1), 1,
-			       "A sends");
+		TEST_ASSERT(test_tx_one(net->port[0], 0, m), "A sends");
 	}
 	got = test_rx_until(net->port[1], &h->m[h->n], (uint16_t)n,
 			    TEST_HANG_MS);

@@ -63,7 +63,7 @@ qk_broadcast(struct test_net *net)
 	m = test_udp_frame(&net->mac[0], &qk_bcast, 300, 77, false);
 	want = test_udp_frame(&net->mac[0], &qk_bcast, 300, 77, false);
 	TEST_ASSERT(m != NULL && want != NULL, "frames");
-	TEST_ASSERT_EQ(rte_eth_tx_burst(net->port[0], 0, &m, 1), 1, "sent");
+	TEST_ASSERT(test_tx_one(net->port[0], 0, m), "sent");
 	TEST_ASSERT_EQ(test_rx_until(net->port[1], rx, 1, TEST_HANG_MS), 1,
 		       "B receives A's broadcast");
 	same = test_frames_equal(want, rx[0]);
@@ -139,7 +139,7 @@ qk_big(struct test_net *net)
 
 	m = test_udp_frame(&net->mac[0], &net->mac[1], QK_BIG, 5, false);
 	TEST_ASSERT(m != NULL, "frame");
-	TEST_ASSERT_EQ(rte_eth_tx_burst(net->port[0], 0, &m, 1), 1, "sent");
+	TEST_ASSERT(test_tx_one(net->port[0], 0, m), "sent");
 	n = test_rx_until(net->port[1], rx, 2, TEST_HANG_MS);
 	TEST_ASSERT_EQ(n, 2, "B receives the two fragments");
 	ok = rx[0]->pkt_len == RTE_ETHER_HDR_LEN + QK_UD_MTU &&
@@ -153,7 +153,7 @@ qk_big(struct test_net *net)
 
 	m = test_udp_frame(&net->mac[0], &net->mac[1], QK_BIG, 6, true);
 	TEST_ASSERT(m != NULL, "frame");
-	TEST_ASSERT_EQ(rte_eth_tx_burst(net->port[0], 0, &m, 1), 1, "sent");
+	TEST_ASSERT(test_tx_one(net->port[0], 0, m), "sent");
 	TEST_ASSERT_EQ(test_rx_until(net->port[0], rx, 1, TEST_HANG_MS), 1,
 		       "A's application gets the ICMP error");
 	ip = rte_pktmbuf_mtod_offset(rx[0], const struct rte_ipv4_hdr *,

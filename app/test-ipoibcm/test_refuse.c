@@ -209,8 +209,8 @@ rf_frags(struct rf_pair *p, uint32_t refuse, uint16_t arrive)
 	TEST_RUN(rf_refuse(p->a, refuse));
 	m = test_udp_frame(&p->a_mac, &p->b_mac, 3000, 9, false);
 	TEST_ASSERT(m != NULL, "");
-	TEST_ASSERT_EQ(rte_eth_tx_burst(p->a, 0, &m, 1), 1,
-		       "a fragmented packet is consumed");
+	TEST_ASSERT(test_tx_one(p->a, 0, m),
+		    "a fragmented packet is consumed");
 	TEST_ASSERT_EQ(test_xstat(p->a, "tx_frags_ud_refused") - frags,
 		       refuse, "fragments refused and freed");
 	TEST_ASSERT_EQ(test_xstat(p->a, "tx_drop_ud_refused") - lost, 1,
@@ -231,8 +231,10 @@ test_refuse_ud(void)
 	TEST_RUN(rf_open(&p));
 	/* A learns B, B hears A: over UD (B refuses connections) */
 	m = test_udp_frame(&p.a_mac, &p.b_mac, 100, 0, false);
-	TEST_ASSERT(m != NULL && rte_eth_tx_burst(p.a, 0, &m, 1) == 1, "");
+	TEST_ASSERT(m != NULL && test_tx_one(p.a, 0, m), "");
 	TEST_RUN(rf_expect(&p, 1));
+	/* B's first frame was held: bursts to B stop while it is */
+	TEST_ASSERT(test_wait_held(p.a), "held frames sent");
 	in_use = rte_mempool_in_use_count(mp);
 
 	TEST_RUN(rf_data_back(&p));
@@ -247,7 +249,7 @@ test_refuse_ud(void)
 
 	/* the queue takes frames again */
 	m = test_udp_frame(&p.a_mac, &p.b_mac, 100, 1, false);
-	TEST_ASSERT(m != NULL && rte_eth_tx_burst(p.a, 0, &m, 1) == 1, "");
+	TEST_ASSERT(m != NULL && test_tx_one(p.a, 0, m), "");
 	TEST_RUN(rf_expect(&p, 1));
 	TEST_ASSERT_EQ(test_xstat(p.a, "tx_rc_packets"), 0, "UD only");
 	rf_close();
@@ -285,14 +287,14 @@ test_refuse_frag_mcast(void)
 
 	TEST_RUN(rf_open(&p));
 	m = rf_bcast_frame(&p.a_mac, 5, false);
-	TEST_ASSERT(m != NULL && rte_eth_tx_burst(p.a, 0, &m, 1) == 1, "");
+	TEST_ASSERT(m != NULL && test_tx_one(p.a, 0, m), "");
 	TEST_RUN(rf_expect(&p, 2));
 	TEST_ASSERT_EQ(test_xstat(p.a, "tx_frag_packets"), 1, "fragmented");
 	TEST_ASSERT_EQ(test_xstat(p.a, "tx_frags"), 2, "in two");
 	TEST_ASSERT_EQ(test_xstat(p.a, "tx_mcast_packets"), 2, "to the group");
 	TEST_ASSERT_EQ(test_xstat(p.a, "tx_drop_too_long"), 0, "");
 	m = rf_bcast_frame(&p.a_mac, 6, true);
-	TEST_ASSERT(m != NULL && rte_eth_tx_burst(p.a, 0, &m, 1) == 1, "");
+	TEST_ASSERT(m != NULL && test_tx_one(p.a, 0, m), "");
 	TEST_ASSERT_EQ(test_xstat(p.a, "tx_drop_too_long"), 1,
 		       "DF set: dropped, counted");
 	TEST_ASSERT_EQ(test_xstat(p.a, "tx_icmp_too_big"), 0,

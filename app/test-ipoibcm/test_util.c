@@ -151,21 +151,35 @@ int
 test_send_frames(uint16_t port, const struct rte_ether_addr *src,
 		 const struct rte_ether_addr *dst, unsigned int n)
 {
-	uint64_t deadline = test_now_ms() + TEST_HANG_MS;
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = test_udp_frame(src, dst, 200, i, false);
 
 		TEST_ASSERT(m != NULL, "frame");
-		while (rte_eth_tx_burst(port, 0, &m, 1) == 0) {
-			if (test_now_ms() > deadline) {
-				rte_pktmbuf_free(m);
-				TEST_ASSERT(false, "frame %u never taken", i);
-			}
-		}
+		TEST_ASSERT(test_tx_one(port, 0, m), "frame %u never taken", i);
 	}
 	return 0;
+}
+
+/*
+ * Send one frame, retrying while the queue pushes it back, as an
+ * application does: a full queue, or frames to the same destination still
+ * held for the control thread (xstat tx_held_busy). The frame is freed
+ * when it is never taken.
+ */
+bool
+test_tx_one(uint16_t port, uint16_t queue, struct rte_mbuf *m)
+{
+	uint64_t deadline = test_now_ms() + TEST_HANG_MS;
+
+	while (rte_eth_tx_burst(port, queue, &m, 1) == 0) {
+		if (test_now_ms() > deadline) {
+			rte_pktmbuf_free(m);
+			return false;
+		}
+	}
+	return true;
 }
 
 /* Compare two frames byte by byte, across segments. */

@@ -34,6 +34,8 @@ struct rte_mbuf *test_udp_frame(const struct rte_ether_addr *src,
 				uint32_t len, uint32_t seq, bool df);
 int test_send_frames(uint16_t port, const struct rte_ether_addr *src,
 		     const struct rte_ether_addr *dst, unsigned int n);
+/* One frame, retried while pushed back; false (freed) when never taken. */
+bool test_tx_one(uint16_t port, uint16_t queue, struct rte_mbuf *m);
 bool test_frames_equal(const struct rte_mbuf *a, const struct rte_mbuf *b);
 uint16_t test_rx_until(uint16_t port, struct rte_mbuf **pkts, uint16_t n,
 		       uint64_t timeout_ms);

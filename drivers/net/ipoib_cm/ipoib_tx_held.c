@@ -105,11 +105,16 @@ ipoib_tx_held_drain(struct ipoib_priv *priv)
 		for (i = sent; i < n; i++)
 			ipoib_tx_drop(m[i], &cq->stats.drop_refused);
 		IPOIB_STAT_ADD(cq->stats.packets, n - sent);
-		IPOIB_STAT_ADD(cq->stats.held_done, n);	/* sent or dropped */
 		/* only now may the lcores send to these peers themselves */
 		for (i = 0; i < n; i++)
 			if (h[i].peer != 0)
 				ipoib_held_done(&priv->pt.peers[h[i].peer - 1]);
+		/*
+		 * Sent or dropped; counted last, so that one who reads
+		 * tx_held_done equal to tx_held finds no peer's frames held
+		 */
+		__atomic_store_n(&cq->stats.held_done,
+				 cq->stats.held_done + n, __ATOMIC_RELEASE);
 		work |= n > 0;
 	} while (n == RTE_DIM(h));
 	return work;
