@@ -308,7 +308,9 @@ shm_rq_flush(struct shm_rq *rq)
 	struct shm_cqe tmpl[SHM_BURST];
 	uint32_t slots[SHM_BURST], k, i;
 
-	shm_store(&rq->ring->flushed, 1);
+	/* seq_cst: see shm_rq_post() */
+	__atomic_store_n(&rq->ring->flushed, 1, __ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	while ((k = shm_rq_claim(rq->ring, SHM_BURST, slots)) != 0) {
 		for (i = 0; i < k; i++) {
 			memset(&tmpl[i], 0, sizeof(tmpl[i]));
@@ -368,9 +370,15 @@ shm_rq_post(struct shm_rq *rq, const uint64_t *wr_id,
 		r->ring[(prod + i) & r->mask] = slot;
 	}
 	rq->outstanding += i;
-	/* pairs with the acquire load of prod in shm_rq_claim() */
-	shm_store(&r->prod, prod + i);
-	if (shm_load(&r->flushed))
+	/*
+	 * Pairs with the acquire load of prod in shm_rq_claim(). Sequentially
+	 * consistent, as is the store of flushed in shm_rq_flush(): either
+	 * this post sees the flush begun, or the flush sees what it posted;
+	 * a release store here could pass the load of flushed below and
+	 * leave a WR in an errored queue never completed.
+	 */
+	__atomic_store_n(&r->prod, prod + i, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&r->flushed, __ATOMIC_SEQ_CST))
 		shm_rq_flush(rq);
 	return i;
 }
