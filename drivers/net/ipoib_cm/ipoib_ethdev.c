@@ -312,6 +312,7 @@ static const struct eth_dev_ops ipoib_dev_ops = {
 	.stats_reset = ipoib_xstats_reset,
 	.xstats_get = ipoib_xstats_get,
 	.xstats_get_names = ipoib_xstats_get_names,
+	.xstats_get_by_id = ipoib_xstats_get_by_id,
 	.xstats_reset = ipoib_xstats_reset,
 	.rxq_info_get = ipoib_rxq_info_get,
 	.txq_info_get = ipoib_txq_info_get,

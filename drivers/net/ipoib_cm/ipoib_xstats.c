@@ -144,6 +144,9 @@ static const char *const ipoib_gauge_names[] = {
 #define NB_MEM		IPOIB_MEM_NB
 #define NB_XSTATS	(NB_RXQ + NB_TXQ + NB_ADV + NB_CTL + NB_HCA + \
 			 NB_REJ + NB_GAUGE + NB_MEM)
+/* The first gauge's id: the gauges follow the counters */
+#define IPOIB_XSTAT_GAUGE0	(NB_RXQ + NB_TXQ + NB_ADV + NB_CTL + NB_HCA + \
+				 NB_REJ)
 
 int
 ipoib_xstats_get_names(struct rte_eth_dev *dev,
@@ -263,22 +266,50 @@ ipoib_gauges(struct ipoib_priv *priv, struct ipoib_gauges *g)
 	g->conns = priv->nr_active + priv->nr_passive;
 }
 
-int
-ipoib_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xs,
-		 unsigned int n)
+/* The gauges, under ctrl_lock: the peer table is scanned for them. */
+static void
+ipoib_gauge_values(struct ipoib_priv *priv, const struct ipoib_hca_stats *hs,
+		   uint64_t *v)
+{
+	struct ipoib_gauges g;
+
+	ipoib_gauges(priv, &g);
+	v[0] = g.tx_connected;
+	v[1] = g.tx_connecting;
+	v[2] = g.rx;
+	v[3] = g.peers;
+	v[4] = g.spilled;
+	v[5] = g.ud_only;
+	v[6] = __atomic_load_n(&priv->pt.collisions, __ATOMIC_RELAXED);
+	v[7] = __atomic_load_n(&priv->pt.learn_fail, __ATOMIC_RELAXED);
+	v[8] = priv->cfg.mem_budget;
+	v[9] = priv->mem_used;
+	v[10] = priv->spare_bytes;
+	v[11] = priv->nr_conns;
+	v[12] = priv->srq_limit_events;
+	v[13] = priv->port_down_events;
+	v[14] = ipoib_mcast_nr_joined(priv);
+	v[15] = priv->hca == NULL ? 0 :
+		ipoib_reaper_waiting(priv->hca, &v[16]);
+	if (priv->hca == NULL)
+		v[16] = 0;
+	v[17] = ipoib_mem_heap_total(&priv->acct);
+	v[18] = hs->mem_bytes;
+}
+
+/* Every xstat; the gauges (a scan of the peer table) only if asked. */
+static void
+ipoib_xstats_fill(struct rte_eth_dev *dev, struct rte_eth_xstat *xs,
+		  bool gauges)
 {
 	struct ipoib_priv *priv = dev->data->dev_private;
 	struct ipoib_hca_stats hs = { 0 };
-	struct ipoib_gauges g;
-	uint64_t v[NB_GAUGE];
+	uint64_t v[NB_GAUGE] = { 0 };
 	unsigned int i, k = 0;
 
-	if (xs == NULL || n < NB_XSTATS)
-		return NB_XSTATS;
 	if (priv->hca != NULL)
 		priv->ops->stats_get(priv->hca, &hs);
 	pthread_mutex_lock(&priv->ctrl_lock);
-	ipoib_gauges(priv, &g);
 	for (i = 0; i < NB_RXQ; i++, k++)
 		xs[k].value = ipoib_sum_rxq(dev, ipoib_rxq_xstats[i].offset);
 	for (i = 0; i < NB_TXQ; i++, k++)
@@ -302,36 +333,55 @@ ipoib_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xs,
 		xs[k++].value = priv->cstats.rej_rcvd[r] -
 				priv->cstats_base.rej_rcvd[r];
 	}
-	v[0] = g.tx_connected;
-	v[1] = g.tx_connecting;
-	v[2] = g.rx;
-	v[3] = g.peers;
-	v[4] = g.spilled;
-	v[5] = g.ud_only;
-	v[6] = __atomic_load_n(&priv->pt.collisions, __ATOMIC_RELAXED);
-	v[7] = __atomic_load_n(&priv->pt.learn_fail, __ATOMIC_RELAXED);
-	v[8] = priv->cfg.mem_budget;
-	v[9] = priv->mem_used;
-	v[10] = priv->spare_bytes;
-	v[11] = priv->nr_conns;
-	v[12] = priv->srq_limit_events;
-	v[13] = priv->port_down_events;
-	v[14] = ipoib_mcast_nr_joined(priv);
-	v[15] = priv->hca == NULL ? 0 :
-		ipoib_reaper_waiting(priv->hca, &v[16]);
-	if (priv->hca == NULL)
-		v[16] = 0;
-	v[17] = ipoib_mem_heap_total(&priv->acct);
-	v[18] = hs.mem_bytes;
-	pthread_mutex_unlock(&priv->ctrl_lock);
 	RTE_BUILD_BUG_ON(RTE_DIM(v) != 19);
+	RTE_VERIFY(k == IPOIB_XSTAT_GAUGE0);
+	if (gauges)
+		ipoib_gauge_values(priv, &hs, v);
+	pthread_mutex_unlock(&priv->ctrl_lock);
 	for (i = 0; i < NB_GAUGE; i++)
 		xs[k++].value = v[i];
 	for (i = 0; i < NB_MEM; i++)
 		xs[k++].value = ipoib_mem_get(&priv->acct, i);
 	for (i = 0; i < NB_XSTATS; i++)
 		xs[i].id = i;
+}
+
+int
+ipoib_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xs,
+		 unsigned int n)
+{
+	if (xs == NULL || n < NB_XSTATS)
+		return NB_XSTATS;
+	ipoib_xstats_fill(dev, xs, true);
 	return NB_XSTATS;
+}
+
+/*
+ * Some xstats by id, as an application polling a few counters asks:
+ * the peer table is scanned only when a gauge is among them.
+ */
+int
+ipoib_xstats_get_by_id(struct rte_eth_dev *dev, const uint64_t *ids,
+		       uint64_t *values, unsigned int n)
+{
+	struct rte_eth_xstat xs[NB_XSTATS];
+	bool gauges = ids == NULL;
+	unsigned int i;
+
+	if (values == NULL)
+		return NB_XSTATS;
+	if (ids == NULL)
+		n = RTE_MIN(n, (unsigned int)NB_XSTATS);
+	for (i = 0; ids != NULL && i < n; i++) {
+		if (ids[i] >= NB_XSTATS)
+			return -EINVAL;
+		gauges |= ids[i] >= IPOIB_XSTAT_GAUGE0 &&
+			  ids[i] < IPOIB_XSTAT_GAUGE0 + NB_GAUGE;
+	}
+	ipoib_xstats_fill(dev, xs, gauges);
+	for (i = 0; i < n; i++)
+		values[i] = xs[ids != NULL ? ids[i] : i].value;
+	return (int)n;
 }
 
 int

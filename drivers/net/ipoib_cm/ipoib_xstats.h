@@ -25,6 +25,8 @@ int ipoib_xstats_get_names(struct rte_eth_dev *dev,
 			   struct rte_eth_xstat_name *names, unsigned int n);
 int ipoib_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xs,
 		     unsigned int n);
+int ipoib_xstats_get_by_id(struct rte_eth_dev *dev, const uint64_t *ids,
+			   uint64_t *values, unsigned int n);
 int ipoib_xstats_reset(struct rte_eth_dev *dev);
 
 #endif /* IPOIB_XSTATS_H */
