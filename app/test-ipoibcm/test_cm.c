@@ -7,7 +7,9 @@
  * and promotion, a peer that goes away and comes back.
  */
 
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_ethdev.h>
@@ -225,6 +227,109 @@ test_cm_spare_pool(void)
 }
 REGISTER_TEST(cm_spare_pool, test_cm_spare_pool,
 		    "non-SRQ: an idle pool serves the next connection, then goes");
+
+/*
+ * Non-SRQ: a teardown gives its ring back as flush completions, which one
+ * burst of the application takes all of (they fill none of its mbufs),
+ * and the control thread then keeps the pool with no further poll.
+ */
+static int
+test_cm_flush_burst(void)
+{
+	uint64_t deadline = test_now_ms() + TEST_HANG_MS;
+	struct rte_mbuf *rx[32];
+	struct rte_eth_rxq_info qi;
+	uint64_t per_conn, flushed;
+	struct test_net net;
+	uint16_t n;
+
+	TEST_RUN(test_net_open(&net, "t_cm_flush", "", "srq=off", 1));
+	TEST_RUN(test_net_connect(&net, 1, 0, 0));
+	per_conn = test_xstat(net.port[1], "mem_used_bytes");
+	flushed = test_xstat(net.port[1], "rx_flushed_wrs");
+	TEST_ASSERT(rte_pmd_ipoibcm_peer_disconnect(net.port[0],
+						    &net.mac[1]) >= 1,
+		    "disconnected");
+	/* B has taken the DREQ: its QP is in error, its ring flushed */
+	TEST_ASSERT(test_wait_xstat(net.port[1], "conns_rx", 0, TEST_HANG_MS),
+		    "B closed its side");
+	TEST_ASSERT(rte_eth_rx_queue_info_get(net.port[1], 0, &qi) == 0, "");
+	n = rte_eth_rx_burst(net.port[1], 0, rx, RTE_DIM(rx));
+	rte_pktmbuf_free_bulk(rx, n);
+	/* a connection's ring is the queue's size */
+	TEST_ASSERT(test_xstat(net.port[1], "rx_flushed_wrs") - flushed >=
+		    qi.nb_desc,
+		    "one burst took the whole ring (%" PRIu64 " flushed)",
+		    test_xstat(net.port[1], "rx_flushed_wrs") - flushed);
+	/* no poll from here on */
+	while (test_xstat(net.port[1], "mem_spare_bytes") != per_conn)
+		TEST_ASSERT(test_now_ms() < deadline,
+			    "the pool kept without another poll");
+	TEST_ASSERT_EQ(test_xstat(net.port[1], "conn_slots_used"), 0,
+		       "the connection gone");
+	test_net_close(&net);
+	return 0;
+}
+REGISTER_TEST(cm_flush_burst, test_cm_flush_burst,
+	      "non-SRQ: one burst takes a torn-down ring; the pool is kept");
+
+/*
+ * xstats by id, as an application polling a few counters asks them, give
+ * what the whole set gives; an id past the end is an error.
+ */
+static int
+test_cm_xstats_by_id(void)
+{
+	static const char *const names[] = {
+		"conn_established_active", "rx_good_packets", "peers",
+		"conns_tx_connected", "mem_budget_bytes", "mem_heap_bytes",
+	};
+	uint64_t ids[RTE_DIM(names)], one[RTE_DIM(names)];
+	uint64_t all[RTE_DIM(names)], bad;
+	struct rte_eth_xstat *xs;
+	struct test_net net;
+	unsigned int i;
+	int nb;
+
+	TEST_RUN(test_net_open(&net, "t_cm_xid", "", "", 1));
+	TEST_RUN(test_net_rounds(&net, (const unsigned int[]){ 1 }, 1, 3, 0));
+	TEST_ASSERT(test_wait_xstat(net.port[0], "conns_tx_connected", 1,
+				    TEST_HANG_MS), "connected");
+	nb = rte_eth_xstats_get(net.port[0], NULL, 0);
+	TEST_ASSERT(nb > 0, "xstats");
+	xs = calloc((size_t)nb, sizeof(*xs));
+	TEST_ASSERT(xs != NULL, "");
+	for (i = 0; i < RTE_DIM(names); i++) {
+		TEST_ASSERT(rte_eth_xstats_get_id_by_name(net.port[0],
+			    names[i], &ids[i]) == 0, "%s", names[i]);
+		TEST_ASSERT(rte_eth_xstats_get_by_id(net.port[0], &ids[i],
+						     &one[i], 1) == 1, "");
+	}
+	TEST_ASSERT(rte_eth_xstats_get_by_id(net.port[0], ids, all,
+					     RTE_DIM(ids)) ==
+		    (int)RTE_DIM(ids), "by ids");
+	TEST_ASSERT(rte_eth_xstats_get(net.port[0], xs, nb) == nb, "all");
+	for (i = 0; i < RTE_DIM(names); i++) {
+		/* nothing moves meanwhile but the heap (telemetry, logs) */
+		if (strcmp(names[i], "mem_heap_bytes") == 0) {
+			TEST_ASSERT(one[i] > 0 && all[i] > 0, "%s", names[i]);
+			continue;
+		}
+		TEST_ASSERT(one[i] == xs[ids[i]].value &&
+			    all[i] == xs[ids[i]].value,
+			    "%s: %" PRIu64 " / %" PRIu64 " by id, %" PRIu64,
+			    names[i], one[i], all[i], xs[ids[i]].value);
+	}
+	TEST_ASSERT(one[2] >= 1 && one[3] == 1, "gauges by id");
+	bad = (uint64_t)nb;
+	TEST_ASSERT(rte_eth_xstats_get_by_id(net.port[0], &bad, &one[0],
+					     1) < 0, "an id past the end");
+	free(xs);
+	test_net_close(&net);
+	return 0;
+}
+REGISTER_TEST(cm_xstats_by_id, test_cm_xstats_by_id,
+	      "xstats by id equal the whole set's; gauges too");
 
 /* Idle connections are reaped; a busy spilled peer is then promoted. */
 static int

@@ -219,7 +219,7 @@ ipoib_conn_release_buffers(struct ipoib_priv *priv, struct ipoib_conn *c)
 	c->charged = 0;
 	if (c->pool != NULL) {
 		/* one the application holds mbufs of goes to the reaper */
-		if (!ipoib_pool_idle(c->pool) || !ipoib_pools_keep(priv, c->pool))
+			if (!ipoib_pool_idle(c->pool) || !ipoib_pools_keep(priv, c->pool))
 			ipoib_pool_free(priv, c->pool);
 		ipoib_mem_free(&priv->acct, IPOIB_MEM_CONNS, c->pool);
 		c->pool = NULL;
@@ -452,6 +452,9 @@ ipoib_conn_buffers(struct ipoib_priv *priv, struct ipoib_conn *c,
 				    SOCKET_ID_ANY);
 	if (c->pool == NULL)
 		return -ENOMEM;
+	/* a teardown that has just drained gives its pool back first */
+	if (priv->nr_spare_pools == 0 && priv->nr_draining > 0)
+		ipoib_conn_reap_drained(priv);
 	if (!ipoib_pools_take(priv, c->pool, n, room)) {
 		ipoib_pools_spare_free(priv);	/* another geometry */
 		ret = ipoib_pool_create(priv, c->pool, "conn", "c", n, room);

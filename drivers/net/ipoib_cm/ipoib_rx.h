@@ -488,7 +488,9 @@ ipoib_rx_not_data(struct ipoib_rxq *rxq, struct ipoib_rx_ring *ring,
 		return false;
 	if (wc->status == IPOIB_WC_WR_FLUSH_ERR) {
 		IPOIB_STAT_INC(rxq->stats.flushed);
-		ipoib_rx_ring_drop_slot(ring, slot);
+		/* a connection's last: its teardown ends without a wait */
+		if (ipoib_rx_ring_drop_slot(ring, slot))
+			rxq->priv->ops->ctrl_wake(rxq->priv->hca);
 		return true;
 	}
 	IPOIB_STAT_INC(rxq->stats.drop_len);
@@ -607,12 +609,23 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
  * The queue reads connections and peers only inside a burst: it is online
  * for the RCU of the control thread just that long, so a queue nobody
  * polls never holds a teardown back.
+ *
+ * A torn-down connection's posted buffers come back as flush completions,
+ * a ring's worth at once, which give the application nothing: a burst
+ * that found some and has room polls again, up to IPOIB_RX_FLUSH_POLLS
+ * times in all, so
+ * that a teardown (and the pool it frees for the next connection) does
+ * not wait a ring's worth of the application's polls.
  */
+#define IPOIB_RX_FLUSH_POLLS	64
+
 static __rte_always_inline uint16_t
 ipoib_rx_burst_tmpl(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 		    uint16_t n, const bool srq)
 {
 	struct rte_rcu_qsbr *qsbr = rxq->qsbr;
+	uint64_t flushed = rxq->stats.flushed;
+	unsigned int polls = 1;
 	uint16_t nb;
 
 	/* rte_eth_dev_rx_queue_stop(): what arrives waits */
@@ -621,6 +634,11 @@ ipoib_rx_burst_tmpl(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 	ipoib_queue_enter(&rxq->handoff);
 	rte_rcu_qsbr_thread_online(qsbr, rxq->qsbr_id);
 	nb = ipoib_rx_burst_poll(rxq, pkts, n, srq);
+	while (unlikely(rxq->stats.flushed != flushed) && nb < n &&
+	       polls++ < IPOIB_RX_FLUSH_POLLS) {
+		flushed = rxq->stats.flushed;
+		nb += ipoib_rx_burst_poll(rxq, pkts + nb, n - nb, srq);
+	}
 	rte_rcu_qsbr_thread_offline(qsbr, rxq->qsbr_id);
 	ipoib_queue_leave(&rxq->handoff);
 	return nb;

@@ -66,8 +66,11 @@ int ipoib_rx_ring_post_all(const struct ipoib_hca_ops *ops,
 /* Poll cq until every posted WR of ring completed (after a flush). */
 void ipoib_rx_ring_drain(struct ipoib_priv *priv, struct ipoib_hca_cq *cq,
 			 struct ipoib_rx_ring *ring, enum ipoib_wr_kind kind);
-/* A completed slot: give its mbufs back to the pool, refill nothing. */
-void ipoib_rx_ring_drop_slot(struct ipoib_rx_ring *ring, uint32_t slot);
+/*
+ * A completed slot: give its mbufs back to the pool, refill nothing. True
+ * when it was the ring's last posted one (a teardown may end now).
+ */
+bool ipoib_rx_ring_drop_slot(struct ipoib_rx_ring *ring, uint32_t slot);
 
 /* Receive queue life: setup at configure time, resources at start. */
 int ipoib_rxq_setup(struct rte_eth_dev *dev, uint16_t qid, uint16_t nb_desc,
