@@ -161,7 +161,9 @@ test_net_connect(struct test_net *net, unsigned int p,
 		 RTE_PMD_IPOIBCM_PEER_CONNECTED);
 	/* and p took the RTU: the connection is up at both ends */
 	while (test_xstat(net->port[p], "conn_established_passive") <=
-	       passive_before)
+	       passive_before) {
 		TEST_ASSERT(test_now_ms() < deadline, "%u: %u up", seq, p);
+		test_net_poll(net);
+	}
 	return 0;
 }

@@ -59,7 +59,7 @@ static int
 perf_conn_run(const char *srq, unsigned int np)
 {
 	double rate[PERF_CONN_WINDOWS];
-	uint64_t rounds = 0, t0, ms;
+	uint64_t rounds = 0, reuses = 0, t0, ms;
 	struct test_net net;
 	char args[32];
 	unsigned int w;
@@ -80,11 +80,14 @@ perf_conn_run(const char *srq, unsigned int np)
 	}
 	TEST_ASSERT_EQ(test_xstat(net.port[0], "conn_established_active"),
 		       rounds * np, "one connection per peer per round");
+	for (w = 1; w <= np; w++)
+		reuses += test_xstat(net.port[w], "conn_pool_reuses");
 	qsort(rate, PERF_CONN_WINDOWS, sizeof(rate[0]), cmp_double);
 	printf("    srq=%-3s %2u peer(s) at once: median %.0f setups/s "
-	       "(windows %.0f..%.0f), %" PRIu64 " connections\n", srq, np,
+	       "(windows %.0f..%.0f), %" PRIu64 " connections, %" PRIu64
+	       " on a kept pool\n", srq, np,
 	       rate[PERF_CONN_WINDOWS / 2], rate[0],
-	       rate[PERF_CONN_WINDOWS - 1], rounds * np);
+	       rate[PERF_CONN_WINDOWS - 1], rounds * np, reuses);
 	test_net_close(&net);
 	return 0;
 }
