@@ -44,6 +44,8 @@ rte_pmd_ipoibcm_peer_get(uint16_t port_id, const struct rte_ether_addr *mac,
 	info->tx_ud_packets = c[IPOIB_PEER_CTR_TX_UD].pkts;
 	info->rx_packets = c[IPOIB_PEER_CTR_RX].pkts;
 	info->idle_ms = (ipoib_now_ns() - p->last_active_ns) / 1000000;
+	if (info->state == RTE_PMD_IPOIBCM_PEER_CONNECTED)
+		info->tx_mtu = p->tx_mtu;
 	pthread_mutex_unlock(&priv->ctrl_lock);
 	return 0;
 }

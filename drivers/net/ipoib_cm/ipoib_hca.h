@@ -187,6 +187,8 @@ struct ipoib_hca_stats {
 	uint64_t len_errs;		/* longer than the posted buffer */
 	uint64_t fault_drops;		/* dropped by fault injection */
 	uint64_t cm_retries;		/* CM messages resent after timeout */
+	uint64_t cm_drops;		/* CM messages dropped: malformed, or
+					 * a REP for no REQ of the port's */
 	uint64_t link_down_drops;	/* sends dropped: the link was down */
 	/* a gauge, not a counter: transport memory the HCA's own queues
 	 * take (shm: CQs, receive queues, CM ring in the arena; verbs: 0,

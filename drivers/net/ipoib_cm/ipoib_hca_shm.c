@@ -536,6 +536,7 @@ ipoib_shm_stats_get(struct ipoib_hca *hca, struct ipoib_hca_stats *st)
 	st->len_errs = c.len_errs;
 	st->fault_drops = c.fault_drops;
 	st->cm_retries = c.cm_retries;
+	st->cm_drops = c.cm_drops;
 	st->link_down_drops = c.link_down_drops;
 	st->mem_bytes = shm_port_arena_bytes(hca->port);
 }

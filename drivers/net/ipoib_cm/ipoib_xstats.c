@@ -101,6 +101,7 @@ static const struct ipoib_xstat ipoib_hca_xstats[] = {
 	HCA("hca_len_errors", len_errs),
 	HCA("hca_fault_drops", fault_drops),
 	HCA("hca_cm_retries", cm_retries),
+	HCA("hca_cm_drops", cm_drops),
 	HCA("hca_link_down_drops", link_down_drops),
 };
 

@@ -43,6 +43,9 @@ struct rte_pmd_ipoibcm_peer {
 	uint64_t tx_ud_packets;
 	uint64_t rx_packets;
 	uint64_t idle_ms;		/**< since traffic either way */
+	/** Connected: the longest IPoIB message its REP accepts (at most
+	 *  65524, whatever it said); else 0. */
+	uint32_t tx_mtu;
 };
 
 /**
