@@ -140,10 +140,10 @@ rep_wait(struct rep_host *h, enum ipoib_cm_event_type t,
 	}
 }
 
-/* R answers A's next REQ with a REP carrying priv (len bytes). */
+/* R accepts the REQ of *req with a new RC QP: a REP carrying priv. */
 static int
-rep_answer(struct rep_host *h, const void *priv, uint8_t len,
-	   struct shm_cm_event *req)
+rep_accept(struct rep_host *h, const struct shm_cm_event *req,
+	   const void *priv, uint8_t len)
 {
 	struct shm_qp_conf qc = {
 		.type = SHM_QPT_RC, .max_recv_wr = 1, .max_recv_sge = 1,
@@ -151,7 +151,6 @@ rep_answer(struct rep_host *h, const void *priv, uint8_t len,
 	};
 	struct shm_qp *qp;
 
-	TEST_RUN(rep_wait(h, IPOIB_CM_REQ_RCVD, req));
 	TEST_ASSERT(h->nqp < RTE_DIM(h->qp), "");
 	qp = shm_qp_create(h->r.port, &qc);
 	TEST_ASSERT(qp != NULL, "R's RC QP");
@@ -159,6 +158,15 @@ rep_answer(struct rep_host *h, const void *priv, uint8_t len,
 	TEST_ASSERT_EQ(shm_cm_accept(req->id, qp, NULL, priv, len), 0,
 		       "REP");
 	return 0;
+}
+
+/* R answers A's next REQ with a REP carrying priv (len bytes). */
+static int
+rep_answer(struct rep_host *h, const void *priv, uint8_t len,
+	   struct shm_cm_event *req)
+{
+	TEST_RUN(rep_wait(h, IPOIB_CM_REQ_RCVD, req));
+	return rep_accept(h, req, priv, len);
 }
 
 /* A refuses a REP with bad private data: REJ (consumer), counted. */
@@ -205,19 +213,7 @@ test_cm_bad_rep(void)
 	TEST_ASSERT(ret >= 1, "A gave up (%d, state %d)", ret,
 		    (int)test_net_peer_state(a, &h.mac));
 	d.mtu = rte_cpu_to_be_32(IPOIB_CM_BUF_SIZE);
-	TEST_ASSERT(h.nqp < RTE_DIM(h.qp), "");
-	{
-		struct shm_qp_conf qc = {
-			.type = SHM_QPT_RC, .max_recv_wr = 1,
-			.max_recv_sge = 1, .recv_cq = h.r.cq,
-		};
-
-		h.qp[h.nqp] = shm_qp_create(h.r.port, &qc);
-		TEST_ASSERT(h.qp[h.nqp] != NULL, "R's RC QP");
-		TEST_ASSERT_EQ(shm_cm_accept(ev.id, h.qp[h.nqp++], NULL,
-					     (const uint8_t *)&d, sizeof(d)),
-			       0, "REP");
-	}
+	TEST_RUN(rep_accept(&h, &ev, &d, sizeof(d)));
 	TEST_ASSERT(test_wait_xstat(a, "hca_cm_drops", 1, TEST_HANG_MS),
 		    "the REP for no REQ dropped, counted");
 	shm_cm_destroy(ev.id);
