@@ -141,6 +141,33 @@ REGISTER_TEST(cm_adv_refused, test_cm_adv_refused,
 		    "a REQ refused for lack of room: the peer told to use UD");
 
 /*
+ * Non-SRQ with a mem_budget below one connection's receive ring: every REQ
+ * would be refused (REJ 3), so the port never offers connected mode: its
+ * application's first broadcast ARP already goes without the flag, and a
+ * peer sends to it over UD from the start (no REQ at all).
+ */
+static int
+test_cm_adv_budget(void)
+{
+	unsigned int peer = 1;
+	struct test_net net;
+
+	TEST_RUN(test_net_open(&net, "t_cm_adv_b", "srq=off,mem_budget=64K",
+			       "", 1));
+	TEST_RUN(adv_send_arp(&net));
+	TEST_ASSERT_EQ(test_xstat(net.port[0], "tx_adv_no_rc"), 1,
+		       "no room for a ring: the flag not offered");
+	TEST_RUN(test_net_rounds(&net, &peer, 1, 5, 0));
+	TEST_ASSERT_EQ(test_xstat(net.port[0], "conns_rx"), 0, "");
+	TEST_ASSERT_EQ(test_xstat(net.port[0], "mem_used_bytes"), 0,
+		       "within the budget");
+	test_net_close(&net);
+	return 0;
+}
+REGISTER_TEST(cm_adv_budget, test_cm_adv_budget,
+	      "no ring fits mem_budget: connected mode not offered");
+
+/*
  * A REQ from raw port R (the connection's private data naming R's UD QP
  * udqpn) to A; R's answer: REJ (its reason in *reason) or REP.
  */

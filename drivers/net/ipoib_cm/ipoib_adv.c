@@ -84,10 +84,9 @@ ipoib_adv_own_ip(void *arg, const uint8_t *ip, unsigned int len)
 }
 
 void
-ipoib_adv_room(struct ipoib_priv *priv)
+ipoib_adv_room(struct ipoib_priv *priv, bool room)
 {
-	__atomic_store_n(&priv->adv.full, priv->stopping ||
-			 priv->nr_passive >= priv->cfg.max_conns,
+	__atomic_store_n(&priv->adv.full, priv->stopping || !room,
 			 __ATOMIC_RELAXED);
 }
 

@@ -44,8 +44,11 @@ struct ipoib_adv {
 bool ipoib_adv_rc(void *arg, const struct rte_ether_addr *dst);
 /* ipoib_eth_ctx.own_ip (arg: the port). */
 void ipoib_adv_own_ip(void *arg, const uint8_t *ip, unsigned int len);
-/* Control thread, every round: is there room for a passive connection? */
-void ipoib_adv_room(struct ipoib_priv *priv);
+/*
+ * Control thread, every round: whether a passive connection would be
+ * taken (ipoib_conn_room()); none while stopping.
+ */
+void ipoib_adv_room(struct ipoib_priv *priv, bool room);
 /*
  * Control thread: the REQ of peer was refused for lack of room. From now
  * on our address goes to it without the flag, and it is told at once by

@@ -436,6 +436,22 @@ ipoib_conn_reject(struct ipoib_priv *priv, const struct ipoib_cm_event *ev,
 	ipoib_count_rej(priv->cstats.rej_sent, reason);
 }
 
+bool
+ipoib_conn_room(struct ipoib_priv *priv, uint16_t *reason)
+{
+	uint16_t r = 0;
+
+	if (priv->nr_passive >= priv->cfg.max_conns)
+		r = IPOIB_REJ_NO_QP;
+	else if (!priv->srq &&
+		 !ipoib_pools_fit(priv, ipoib_conn_ring_bytes(priv,
+				  priv->eth_dev->data->rx_queues[0])))
+		r = IPOIB_REJ_NO_RESOURCES;
+	if (reason != NULL)
+		*reason = r;
+	return r == 0;
+}
+
 /* Non-SRQ: the connection's own pool and ring, charged to the budget. */
 static int
 ipoib_conn_buffers(struct ipoib_priv *priv, struct ipoib_conn *c,
@@ -508,6 +524,7 @@ ipoib_conn_req(struct ipoib_priv *priv, const struct ipoib_cm_event *ev)
 	struct ipoib_hwaddr hw;
 	struct ipoib_peer *peer;
 	struct ipoib_conn *c;
+	uint16_t reason;
 
 	if (ev->priv_len < sizeof(req)) {
 		priv->cstats.cm_malformed++;
@@ -537,14 +554,8 @@ ipoib_conn_req(struct ipoib_priv *priv, const struct ipoib_cm_event *ev)
 		return;
 	}
 	/* no room: the peer is told to send to us over UD (ipoib_adv.c) */
-	if (priv->nr_passive >= priv->cfg.max_conns) {
-		ipoib_conn_reject(priv, ev, IPOIB_REJ_NO_QP);
-		ipoib_adv_refused(priv, peer);
-		return;
-	}
-	if (!priv->srq && !ipoib_pools_fit(priv, ipoib_conn_ring_bytes(priv,
-	    priv->eth_dev->data->rx_queues[0]))) {
-		ipoib_conn_reject(priv, ev, IPOIB_REJ_NO_RESOURCES);
+	if (!ipoib_conn_room(priv, &reason)) {
+		ipoib_conn_reject(priv, ev, reason);
 		ipoib_adv_refused(priv, peer);
 		return;
 	}

@@ -36,6 +36,12 @@ ipoib_count_rej(uint64_t *by_reason, uint16_t reason)
 
 /* Open a send connection to peer, or spill it. */
 void ipoib_conn_connect(struct ipoib_priv *priv, struct ipoib_peer *peer);
+/*
+ * Control thread: whether a REQ would be taken now: a passive slot free
+ * (max_conns) and, in non-SRQ mode, a receive ring within mem_budget.
+ * Else false, *reason (if not NULL) the REJ reason.
+ */
+bool ipoib_conn_room(struct ipoib_priv *priv, uint16_t *reason);
 /* Take a connection down (see ipoib_conn.c). */
 void ipoib_conn_close(struct ipoib_priv *priv, struct ipoib_conn *c,
 		      bool send_dreq, bool refused);

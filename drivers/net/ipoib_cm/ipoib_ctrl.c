@@ -86,7 +86,7 @@ ipoib_ctrl_round(struct ipoib_priv *priv)
 	work |= ipoib_peers_resolve(priv);
 	work |= ipoib_tx_held_drain(priv);
 	work |= ipoib_mcast_ctrl(priv);
-	ipoib_adv_room(priv);
+	ipoib_adv_room(priv, ipoib_conn_room(priv, NULL));
 	work |= rte_ring_count(priv->connect_req) > 0;
 	ipoib_conn_timers(priv, ipoib_now_ns());
 	return work;
@@ -133,6 +133,8 @@ ipoib_ctrl_start(struct ipoib_priv *priv)
 		return ret;
 	}
 	priv->stopping = false;
+	/* what the first ARP/ND the application sends says of connections */
+	ipoib_adv_room(priv, ipoib_conn_room(priv, NULL));
 	__atomic_store_n(&priv->ctrl_stop, false, __ATOMIC_RELEASE);
 	snprintf(name, sizeof(name), "ipoib-ctl-%u",
 		 priv->eth_dev->data->port_id);
