@@ -219,7 +219,7 @@ ipoib_conn_release_buffers(struct ipoib_priv *priv, struct ipoib_conn *c)
 	c->charged = 0;
 	if (c->pool != NULL) {
 		/* one the application holds mbufs of goes to the reaper */
-			if (!ipoib_pool_idle(c->pool) || !ipoib_pools_keep(priv, c->pool))
+		if (!ipoib_pool_idle(c->pool) || !ipoib_pools_keep(priv, c->pool))
 			ipoib_pool_free(priv, c->pool);
 		ipoib_mem_free(&priv->acct, IPOIB_MEM_CONNS, c->pool);
 		c->pool = NULL;

@@ -613,9 +613,8 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
  * A torn-down connection's posted buffers come back as flush completions,
  * a ring's worth at once, which give the application nothing: a burst
  * that found some and has room polls again, up to IPOIB_RX_FLUSH_POLLS
- * times in all, so
- * that a teardown (and the pool it frees for the next connection) does
- * not wait a ring's worth of the application's polls.
+ * times in all, so that a teardown (and the pool it frees for the next
+ * connection) does not wait a ring's worth of the application's polls.
  */
 #define IPOIB_RX_FLUSH_POLLS	64
 
