@@ -236,7 +236,6 @@ REGISTER_TEST(cm_spare_pool, test_cm_spare_pool,
 static int
 test_cm_flush_burst(void)
 {
-	uint64_t deadline = test_now_ms() + TEST_HANG_MS;
 	struct rte_mbuf *rx[32];
 	struct rte_eth_rxq_info qi;
 	uint64_t per_conn, flushed;
@@ -262,9 +261,9 @@ test_cm_flush_burst(void)
 		    "one burst took the whole ring (%" PRIu64 " flushed)",
 		    test_xstat(net.port[1], "rx_flushed_wrs") - flushed);
 	/* no poll from here on */
-	while (test_xstat(net.port[1], "mem_spare_bytes") != per_conn)
-		TEST_ASSERT(test_now_ms() < deadline,
-			    "the pool kept without another poll");
+	TEST_ASSERT(test_wait_xstat(net.port[1], "mem_spare_bytes", per_conn,
+				    TEST_HANG_MS),
+		    "the pool kept without another poll");
 	TEST_ASSERT_EQ(test_xstat(net.port[1], "conn_slots_used"), 0,
 		       "the connection gone");
 	test_net_close(&net);

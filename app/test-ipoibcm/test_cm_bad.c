@@ -96,12 +96,10 @@ rep_open(struct rep_host *h)
 static void
 rep_close(struct rep_host *h)
 {
-	struct ipoib_wc wc[8];
 	unsigned int i;
 
 	for (i = 0; i < h->nqp; i++)
-		while (shm_qp_destroy(h->qp[i]) == -EBUSY)
-			shm_cq_poll(h->r.cq, wc, RTE_DIM(wc));
+		raw_qp_destroy(&h->r, h->qp[i]);
 	raw_close(&h->r);
 	test_net_close(&h->net);
 }

@@ -49,17 +49,24 @@ raw_open(struct raw *r, const char *fab)
 }
 
 void
-raw_close(struct raw *r)
+raw_qp_destroy(struct raw *r, struct shm_qp *qp)
 {
 	struct ipoib_wc wc[8];
+
+	while (shm_qp_destroy(qp) == -EBUSY)
+		shm_cq_poll(r->cq, wc, RTE_DIM(wc));
+}
+
+void
+raw_close(struct raw *r)
+{
 	unsigned int i;
 
 	if (r->rc != NULL)
 		shm_qp_destroy(r->rc);
 	for (i = 0; i < 2; i++)
 		if (r->ud[i] != NULL)
-			while (shm_qp_destroy(r->ud[i]) == -EBUSY)
-				shm_cq_poll(r->cq, wc, RTE_DIM(wc));
+			raw_qp_destroy(r, r->ud[i]);
 	if (r->cq != NULL)
 		shm_cq_destroy(r->cq);
 	if (r->port != NULL)

@@ -27,6 +27,8 @@ struct raw {
 
 int raw_open(struct raw *r, const char *fab);
 void raw_close(struct raw *r);
+/* Destroy a QP of R whose receive queue is on R's CQ: its flushes polled. */
+void raw_qp_destroy(struct raw *r, struct shm_qp *qp);
 /*
  * Send one IPoIB frame (the 4-byte header for proto, then len bytes of
  * payload) from UD QP qp to the 20-byte hardware address hw, with a GRH
