@@ -84,6 +84,10 @@ again:
 		       "sent %" PRIu64 ", received %" PRIu64 ")\n", mode,
 		       sizes[s], sent / ((double)(t1 - t0) / hz) / 1e6, sent,
 		       got);
+		if (got < sent - 32 || got > sent) {
+			test_xstats_print(a, "A");
+			test_xstats_print(b, "B");
+		}
 		TEST_ASSERT(got >= sent - 32 && got <= sent,
 			    "every frame arrived");
 		rte_pktmbuf_free(tmpl);

@@ -5,6 +5,7 @@
  */
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -226,6 +227,25 @@ test_xstat(uint16_t port, const char *name)
 	    rte_eth_xstats_get_by_id(port, &id, &v, 1) != 1)
 		return UINT64_MAX;
 	return v;
+}
+
+void
+test_xstats_print(uint16_t port, const char *who)
+{
+	int nb = rte_eth_xstats_get_names(port, NULL, 0), i;
+	struct rte_eth_xstat_name *names = calloc(RTE_MAX(nb, 1),
+						  sizeof(*names));
+	struct rte_eth_xstat *xs = calloc(RTE_MAX(nb, 1), sizeof(*xs));
+
+	if (nb > 0 && names != NULL && xs != NULL &&
+	    rte_eth_xstats_get_names(port, names, nb) == nb &&
+	    rte_eth_xstats_get(port, xs, nb) == nb)
+		for (i = 0; i < nb; i++)
+			if (xs[i].value != 0)
+				printf("    %s %s %" PRIu64 "\n", who,
+				       names[xs[i].id].name, xs[i].value);
+	free(names);
+	free(xs);
 }
 
 /* Wait (polling, with a deadline) until an xstat reaches a value. */

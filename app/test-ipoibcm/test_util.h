@@ -42,6 +42,8 @@ uint16_t test_rx_until(uint16_t port, struct rte_mbuf **pkts, uint16_t n,
 uint64_t test_xstat(uint16_t port, const char *name);
 bool test_wait_xstat(uint16_t port, const char *name, uint64_t value,
 		     uint64_t timeout_ms);
+/* Print a port's non-zero xstats, one per line: what a failure left. */
+void test_xstats_print(uint16_t port, const char *who);
 /*
  * Wait until the frames port's tx bursts held for its control thread
  * (first frames to a peer or group without an address handle) have been
