@@ -62,7 +62,10 @@ struct ipoib_rx_ring {
 	uint32_t outstanding;		/* posted, not yet completed */
 };
 
-/* The port's datagram side: one UD QP, polled by rx queue 0. */
+/*
+ * The port's datagram side: one UD QP, polled by rx queue 0; with RSS,
+ * each other queue's share of it (ipoib_rss.c).
+ */
 struct ipoib_ud {
 	struct ipoib_hca_cq *cq;
 	struct ipoib_pool pool;
@@ -165,9 +168,10 @@ struct ipoib_rxq {
 				  const struct ipoib_recv_wr *wr, uint16_t n);
 	struct rte_rcu_qsbr *qsbr;	/* priv->pt.qsbr */
 	struct ipoib_hca_cq *cq;	/* RC completions of this queue */
-	struct ipoib_hca_cq *ud_cq;	/* queue 0 only: the UD QP's */
-	struct ipoib_hca_qp *ud_qp;	/* queue 0 only */
-	struct ipoib_rx_ring *ud;	/* queue 0 only */
+	/* queue 0: the UD QP's; others: their RSS share (ipoib_rss.c) */
+	struct ipoib_hca_cq *ud_cq;
+	struct ipoib_hca_qp *ud_qp;
+	struct ipoib_rx_ring *ud;
 	struct ipoib_hca_srq *srq;	/* SRQ mode */
 	struct ipoib_rx_ring srq_ring;
 	struct ipoib_conn **conns;	/* priv->conns */
@@ -187,6 +191,8 @@ struct ipoib_rxq {
 	struct ipoib_rxq_stats stats_base;	/* snapshot at last reset */
 	/* control */
 	struct ipoib_pool pool;		/* SRQ buffers */
+	struct ipoib_ud rss_ud;		/* queues 1..: UD by flow (RSS) */
+	struct ipoib_hca_qp *rss_qp;	/* the UD QP whose RQ that is */
 	struct rte_mempool *app_mp;	/* what the application gave */
 	uint16_t nb_desc;
 } __rte_cache_aligned;
@@ -343,6 +349,7 @@ struct ipoib_priv {
 	bool fatal;			/* transport failed: needs a reset */
 	struct ipoib_hca_qp *ud_qp;
 	uint32_t ud_qpn;
+	uint16_t pkey_index;		/* of cfg.pkey in the port's table */
 	struct ipoib_ud ud;
 	/* multicast: AHs to send, groups joined to receive */
 	struct ipoib_mcast mcast[IPOIB_MCAST_MAX];

@@ -252,6 +252,17 @@ struct ipoib_hca_ops {
 	uint16_t (*post_send)(struct ipoib_hca_qp *qp,
 			      const struct ipoib_send_wr *wr, uint16_t n);
 
+	/*
+	 * UD QP ud: spread what arrives for it by flow over the receive
+	 * queues and CQs of the n UD QPs qps, ud among them, as an HCA's
+	 * RSS spreads over receive work queues: IPv4/IPv6 addresses, and
+	 * TCP/UDP ports when not a fragment; anything else stays on ud's.
+	 * n < 2 stops it; n <= IPOIB_MAX_QUEUES. NULL: the transport cannot
+	 * (everything arrives on ud's own receive queue).
+	 */
+	int (*ud_rss_set)(struct ipoib_hca_qp *ud,
+			  struct ipoib_hca_qp *const *qps, uint16_t n);
+
 	struct ipoib_hca_ah *(*ah_create)(struct ipoib_hca *hca,
 					  const struct ipoib_ah_attr *attr);
 	void (*ah_destroy)(struct ipoib_hca_ah *ah);

@@ -257,6 +257,20 @@ ipoib_shm_qp_destroy(struct ipoib_hca_qp *qp)
 	return shm_qp_destroy(TO_SHM(qp, qp));
 }
 
+static int
+ipoib_shm_ud_rss_set(struct ipoib_hca_qp *ud, struct ipoib_hca_qp *const *qps,
+		     uint16_t n)
+{
+	struct shm_qp *rqs[SHM_RSS_MAX];
+	uint16_t i;
+
+	if (n > SHM_RSS_MAX)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		rqs[i] = TO_SHM(qp, qps[i]);
+	return shm_qp_rss_set(TO_SHM(qp, ud), rqs, n);
+}
+
 static uint32_t
 ipoib_shm_qp_num(const struct ipoib_hca_qp *qp)
 {
@@ -769,6 +783,7 @@ const struct ipoib_hca_ops ipoib_hca_shm_ops = {
 	.qp_modify = ipoib_shm_qp_modify,
 	.post_recv = ipoib_shm_post_recv,
 	.post_send = ipoib_shm_post_send,
+	.ud_rss_set = ipoib_shm_ud_rss_set,
 	.ah_create = ipoib_shm_ah_create,
 	.ah_destroy = ipoib_shm_ah_destroy,
 	.mcast_attach = ipoib_shm_mcast_attach,

@@ -17,6 +17,8 @@
 
 #define IPOIB_GID_LEN		16
 #define IPOIB_GRH_LEN		40	/* the IBTA Global Route Header */
+/* RFC 4391 s6: EtherType + reserved, what an IPoIB payload starts with */
+#define IPOIB_HDR_LEN		4
 #define IPOIB_PKEY_TABLE_LEN	16
 #define IPOIB_MAX_SGE		34	/* 65524 bytes in 2 KiB segments + GRH */
 #define IPOIB_CM_PRIV_MAX	92	/* REQ private data, IBTA 12.6.5 */

@@ -156,6 +156,7 @@ ipoib_port_open(struct ipoib_priv *priv, const char *name)
 	ret = ipoib_peers_init(priv, name);
 	if (ret < 0)
 		goto fail_hca;
+	priv->pkey_index = (uint16_t)pkey_index;
 	ret = ipoib_ud_open(priv, name, pkey_index);
 	if (ret < 0) {
 		IPOIB_LOG(ERR, "%s: cannot create the UD QP: %s", name,

@@ -7,7 +7,7 @@
  *
  * - rx: what arrives for the queue waits in its completion queues, in
  *   the receive buffers already posted; once they are used, RC senders
- *   are refused (RNR) and UD frames for rx queue 0 are dropped by the
+ *   are refused (RNR) and UD frames for the queue are dropped by the
  *   fabric (hca_ud_no_wr_drops), as on an HCA whose receive queue is not
  *   replenished. Started again, the queue delivers what waited.
  * - tx: frames stay with the application (tx_burst returns 0).

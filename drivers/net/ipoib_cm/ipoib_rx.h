@@ -10,10 +10,11 @@
  * instantiate it with the mode as a compile-time constant: the two
  * functions share this text and nothing else, and neither tests the mode
  * at run time. Per burst: ICMP errors the transmit side made, the UD CQ
- * (queue 0), then the queue's RC CQ. Replacement buffers are taken in one
- * call before any packet is delivered, all reposts of a receive queue go
- * in one call, the queue's counters are stored once per burst and
- * per-peer counters added once per run of packets from the same peer.
+ * (queue 0, or the queue's RSS share), then the queue's RC CQ.
+ * Replacement buffers are taken in one call before any packet is
+ * delivered, all reposts of a receive queue go in one call, the queue's
+ * counters are stored once per burst and per-peer counters added once per
+ * run of packets from the same peer.
  */
 
 #include <rte_branch_prediction.h>
@@ -372,7 +373,7 @@ ipoib_rx_stray(struct ipoib_rxq *rxq, uint64_t wr_id)
 		IPOIB_STAT_INC(rxq->stats.bad_wr_id);
 }
 
-/* Queue 0: the datagram side, in both receive modes. */
+/* The datagram side: queue 0's, or with RSS the queue's share. */
 static __rte_always_inline uint16_t
 ipoib_rx_ud(struct ipoib_rxq *rxq, struct rte_mbuf **pkts, uint16_t n,
 	    struct ipoib_rx_acct *acct)

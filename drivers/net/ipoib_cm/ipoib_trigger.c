@@ -19,6 +19,7 @@
 #include "ipoib_log.h"
 #include "ipoib_lpbk.h"
 #include "ipoib_queue_ctl.h"
+#include "ipoib_rss.h"
 #include "ipoib_rxq.h"
 #include "ipoib_trigger.h"
 #include "ipoib_tx.h"
@@ -130,6 +131,11 @@ ipoib_start_queues(struct rte_eth_dev *dev, struct ipoib_priv *priv)
 	rxq0->ud_qp = priv->ud_qp;
 	rxq0->ud = &priv->ud.ring;
 	rxq0->loopback = priv->loopback;
+	ret = ipoib_rss_start(dev, priv);
+	if (ret < 0) {
+		q = data->nb_rx_queues;
+		goto fail;
+	}
 	for (q = 0; q < data->nb_tx_queues; q++) {
 		struct ipoib_txq *txq = data->tx_queues[q];
 
@@ -143,6 +149,7 @@ ipoib_start_queues(struct rte_eth_dev *dev, struct ipoib_priv *priv)
 	}
 	ret = ipoib_tx_held_start(priv);
 	if (ret < 0) {
+		ipoib_rss_stop(dev, priv);
 		q = data->nb_rx_queues;
 		goto fail;
 	}
@@ -248,6 +255,7 @@ ipoib_dev_start(struct rte_eth_dev *dev)
 fail_lpbk:
 	ipoib_lpbk_stop(dev);
 fail_queues:
+	ipoib_rss_stop(dev, priv);
 	for (q = 0; q < dev->data->nb_rx_queues; q++)
 		ipoib_rxq_stop(priv, dev->data->rx_queues[q]);
 	return ret;
@@ -271,6 +279,7 @@ ipoib_dev_stop(struct rte_eth_dev *dev)
 		dev->data->tx_queue_state[q] = RTE_ETH_QUEUE_STATE_STOPPED;
 	ipoib_ctrl_stop(priv);
 	ipoib_peers_reset_pending(priv);
+	ipoib_rss_stop(dev, priv);
 	for (q = 0; q < dev->data->nb_rx_queues; q++) {
 		ipoib_rxq_stop(priv, dev->data->rx_queues[q]);
 		dev->data->rx_queue_state[q] = RTE_ETH_QUEUE_STATE_STOPPED;

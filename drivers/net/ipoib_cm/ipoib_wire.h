@@ -24,7 +24,6 @@
 #include "ipoib_hca_types.h"	/* GID, GRH, QPN sizes */
 
 #define IPOIB_CM_MTU		65520	/* RFC 4755 connected-mode MTU */
-#define IPOIB_HDR_LEN		4	/* RFC 4391 s6: EtherType + reserved */
 #define IPOIB_HWADDR_LEN	20	/* RFC 4391 s9.1.1 */
 #define IPOIB_ARP_LEN		56	/* ARP with 20-byte hardware addresses */
 #define IPOIB_ARPHRD_INFINIBAND	32	/* IANA ARP hardware type */

@@ -30,7 +30,7 @@
 #include "shm_log.h"
 
 #define SHM_MAGIC		0x69706f6962636d31ULL	/* "ipoibcm1" */
-#define SHM_VERSION		5	/* 5: the SA's groups and memberships */
+#define SHM_VERSION		6	/* 6: UD receive spread (rss) */
 /*
  * A process's arena is a set of segments, each a shared memory object
  * mapped whole: applications that mlockall() (testpmd does) lock every page
@@ -148,6 +148,14 @@ struct shm_qp_ent {
 	uint32_t remote_qpn;	/* RC: the connected peer QP */
 	uint64_t rq_off;	/* own RQ or the SRQ */
 	uint64_t cq_off;
+	/*
+	 * UD: what arrives is spread by flow over the receive queues of
+	 * these QPs (this one among them), their CQs too, as an HCA's RSS
+	 * spreads over its receive work queues (shm_qp_rss_set()). Read
+	 * without the lock: the QPNs first, nr_rss last (0: not spread).
+	 */
+	uint32_t nr_rss;
+	uint32_t rss[SHM_RSS_MAX];
 } SHM_ALIGNED;
 
 struct shm_mcg_ent {
@@ -488,6 +496,16 @@ int shm_port_arena_alloc(struct shm_port *p, size_t len, bool commit,
 			 uint64_t *off);
 void shm_port_arena_free(struct shm_port *p, uint64_t off, size_t len);
 struct shm_qp_ent *shm_qp_lookup(struct shm_fabric *f, uint32_t qpn);
+/*
+ * UD delivery to the QP of entry d (a copy, see below), qpn dqpn: the
+ * receive queue the message goes to by its flow when d spreads
+ * (shm_qp_rss_set()), its entry copied into *v; d itself otherwise.
+ */
+const struct shm_qp_ent *shm_rss_pick(struct shm_fabric *f,
+				      const struct shm_qp_ent *q,
+				      const struct shm_qp_ent *d,
+				      uint32_t *dqpn, const struct shm_send *wr,
+				      struct shm_qp_ent *v);
 /*
  * A QP entry as a lock-free reader sees it. The entry is written under the
  * directory lock when it is (re)allocated and read without it: each field

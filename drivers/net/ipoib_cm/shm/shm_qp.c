@@ -77,6 +77,7 @@ shm_qp_ent_alloc(struct shm_fabric *f, struct shm_port *p,
 		shm_store_relaxed(&q->remote_qpn, 0);
 		shm_store_relaxed(&q->rq_off, qp->rq->off);
 		shm_store_relaxed(&q->cq_off, qp->cq->off);
+		shm_store_relaxed(&q->nr_rss, 0);
 		q->rnr_retry = IPOIB_RNR_RETRY_FOREVER;
 		shm_store(&q->state, SHM_QPS_INIT);
 		p->ent->nr_qp++;

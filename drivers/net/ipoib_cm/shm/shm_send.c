@@ -103,7 +103,7 @@ shm_ud_deliver(struct shm_qp *qp, const struct shm_send *wr, uint32_t len,
 	       uint32_t dqpn, const struct shm_ah *ah, int sa_g)
 {
 	struct shm_fabric *f = qp->port->f;
-	struct shm_qp_ent *q = shm_qp_lookup(f, dqpn), dv;
+	struct shm_qp_ent *q = shm_qp_lookup(f, dqpn), dv, rv;
 	const struct shm_qp_ent *d = &dv;
 	struct shm_port_ent *dp;
 	struct shm_rq_ring *r;
@@ -135,6 +135,8 @@ shm_ud_deliver(struct shm_qp *qp, const struct shm_send *wr, uint32_t len,
 		shm_add(&dp->cnt_qkey_drops, 1);
 		return;
 	}
+	/* spread by flow over the receive queues the receiver named */
+	d = shm_rss_pick(f, q, d, &dqpn, wr, &rv);
 	r = shm_arena_ptr(f, d->proc, d->rq_off);
 	c = shm_arena_ptr(f, d->proc, d->cq_off);
 	if (r == NULL || c == NULL)

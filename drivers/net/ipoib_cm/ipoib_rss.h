@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ *
+ * UD traffic spread by flow over the rx queues (ipoib_rss.c).
+ */
+
+#ifndef IPOIB_RSS_H
+#define IPOIB_RSS_H
+
+#include <stdint.h>
+
+#include <ethdev_driver.h>
+
+#include "ipoib_cm.h"
+
+/* The hash types UD receive is spread by (0: the transport cannot). */
+#define IPOIB_RSS_HF	(RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP)
+uint64_t ipoib_rss_offloads(const struct ipoib_priv *priv);
+/*
+ * dev_start, the rx queues started: with RSS asked for (mq_mode RSS, a
+ * hash type we spread by) on more than one rx queue, queues 1.. get a
+ * UD receive queue of their own and the UD QP spreads over them. Nothing
+ * (0) when the transport cannot: UD arrives on queue 0, RC anywhere.
+ */
+int ipoib_rss_start(struct rte_eth_dev *dev, struct ipoib_priv *priv);
+/* dev_stop (no burst runs), or a failed start: UD back to queue 0. */
+void ipoib_rss_stop(struct rte_eth_dev *dev, struct ipoib_priv *priv);
+
+#endif /* IPOIB_RSS_H */
