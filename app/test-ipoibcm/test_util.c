@@ -43,9 +43,20 @@ test_fabric(const char *base)
 int
 test_port_setup(uint16_t port, uint16_t nb_q, uint16_t mtu)
 {
+	return test_port_setup_rss(port, nb_q, mtu, 0);
+}
+
+int
+test_port_setup_rss(uint16_t port, uint16_t nb_q, uint16_t mtu,
+		    uint64_t rss_hf)
+{
 	struct rte_eth_conf conf = { .intr_conf.lsc = 1 };
 	uint16_t q;
 
+	if (rss_hf != 0) {
+		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		conf.rx_adv_conf.rss_conf.rss_hf = rss_hf;
+	}
 	if (mtu > RTE_MBUF_DEFAULT_DATAROOM)
 		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
 	conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;

@@ -28,6 +28,9 @@ int test_port_create(const char *name, const char *args, uint16_t nb_q,
 		     uint16_t mtu, uint16_t *port);
 /* Configure nb_q queue pairs (LSC on), set the MTU, start. */
 int test_port_setup(uint16_t port, uint16_t nb_q, uint16_t mtu);
+/* The same with RSS (mq_mode RSS, these hash types) when rss_hf != 0. */
+int test_port_setup_rss(uint16_t port, uint16_t nb_q, uint16_t mtu,
+			uint64_t rss_hf);
 void test_port_destroy(const char *name);
 struct rte_mbuf *test_udp_frame(const struct rte_ether_addr *src,
 				const struct rte_ether_addr *dst,

@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The net_ipoibcm authors
+ *
+ * Several rx queues (ipoib_rss.c, ipoib_conn.c): with RSS, UD traffic is
+ * spread by flow over every queue, each flow on one queue and in order;
+ * without it UD stays on queue 0; RC traffic is spread by connection.
+ * Every queue's traffic is counted, by the test and by the port.
+ */
+
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_bus_vdev.h>
+#include <rte_ethdev.h>
+#include <rte_ip.h>
+#include <rte_udp.h>
+
+#include "test.h"
+#include "test_util.h"
+
+#define RSS_NQ		2	/* the receiver's rx queues */
+#define RSS_FLOWS	64	/* UDP source ports RSS_PORT0.. */
+#define RSS_ROUNDS	8	/* frames per flow */
+#define RSS_PORT0	2000
+#define RSS_HF		(RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP)
+
+/* What one rx queue got, by flow: its own lcore writes it. */
+struct rss_seen {
+	int last[RSS_FLOWS];	/* the flow's last frame here; -1: none */
+	uint64_t total;		/* stored atomically: others sum it */
+	unsigned int bad;	/* out of order, of no flow */
+};
+
+/*
+ * The receiver's queues, each polled by its lcore: queue 0 by the main
+ * one, which also sends; queue 1 by a worker lcore while one is running
+ * (rss_rx_launch()), by the main one otherwise.
+ */
+struct rss_rx {
+	uint16_t port;
+	unsigned int worker;	/* RTE_MAX_LCORE: none */
+	uint8_t stop;
+	struct rss_seen q[RSS_NQ];
+};
+
+static void
+rss_rx_reset(struct rss_rx *rx, uint16_t port)
+{
+	unsigned int q, f;
+
+	memset(rx, 0, sizeof(*rx));
+	rx->port = port;
+	rx->worker = RTE_MAX_LCORE;
+	for (q = 0; q < RSS_NQ; q++)
+		for (f = 0; f < RSS_FLOWS; f++)
+			rx->q[q].last[f] = -1;
+}
+
+/* One burst from rx queue q, each frame checked by flow. */
+static void
+rss_drain(struct rss_rx *rx, uint16_t q)
+{
+	struct rss_seen *s = &rx->q[q];
+	struct rte_mbuf *m[32];
+	uint16_t n, i;
+
+	n = rte_eth_rx_burst(rx->port, q, m, RTE_DIM(m));
+	for (i = 0; i < n; i++) {
+		const struct rte_ipv4_hdr *ip =
+			rte_pktmbuf_mtod_offset(m[i],
+				const struct rte_ipv4_hdr *,
+				sizeof(struct rte_ether_hdr));
+		const struct rte_udp_hdr *udp =
+			(const struct rte_udp_hdr *)(ip + 1);
+		unsigned int f = rte_be_to_cpu_16(udp->src_port) - RSS_PORT0;
+		int seq = rte_be_to_cpu_16(ip->packet_id);
+
+		if (f >= RSS_FLOWS) {
+			printf("    queue %u: a frame of no flow\n", q);
+			s->bad++;
+			continue;
+		}
+		if (seq <= s->last[f]) {
+			printf("    flow %u: frame %d on queue %u after %d\n",
+			       f, seq, q, s->last[f]);
+			s->bad++;
+		}
+		s->last[f] = seq;
+	}
+	rte_pktmbuf_free_bulk(m, n);
+	__atomic_store_n(&s->total, s->total + n, __ATOMIC_RELEASE);
+}
+
+static int
+rss_worker(void *arg)
+{
+	struct rss_rx *rx = arg;
+
+	while (!__atomic_load_n(&rx->stop, __ATOMIC_ACQUIRE))
+		rss_drain(rx, 1);
+	return 0;
+}
+
+/* Queue 1 to a worker lcore, if there is one. */
+static void
+rss_rx_launch(struct rss_rx *rx)
+{
+	unsigned int lc = rte_get_next_lcore(-1, 1, 0);
+
+	if (lc < RTE_MAX_LCORE &&
+	    rte_eal_remote_launch(rss_worker, rx, lc) == 0)
+		rx->worker = lc;
+	printf("    rx queue 1 polled by %s\n", rx->worker < RTE_MAX_LCORE ?
+	       "a worker lcore" : "the main lcore (no worker)");
+}
+
+static void
+rss_rx_join(struct rss_rx *rx)
+{
+	if (rx->worker == RTE_MAX_LCORE)
+		return;
+	__atomic_store_n(&rx->stop, 1, __ATOMIC_RELEASE);
+	rte_eal_wait_lcore(rx->worker);
+	rx->worker = RTE_MAX_LCORE;
+}
+
+static uint64_t
+rss_total(const struct rss_rx *rx)
+{
+	uint64_t t = 0;
+	unsigned int q;
+
+	for (q = 0; q < RSS_NQ; q++)
+		t += __atomic_load_n(&rx->q[q].total, __ATOMIC_ACQUIRE);
+	return t;
+}
+
+/* Receive until every queue together got total frames; false on a hang. */
+static bool
+rss_wait(struct rss_rx *rx, uint64_t total)
+{
+	uint64_t deadline = test_now_ms() + TEST_HANG_MS;
+	uint16_t q;
+
+	while (rss_total(rx) < total && test_now_ms() < deadline)
+		for (q = 0; q < RSS_NQ; q++)
+			if (q == 0 || rx->worker == RTE_MAX_LCORE)
+				rss_drain(rx, q);
+	if (rss_total(rx) != total)
+		printf("    received %" PRIu64 " of %" PRIu64 "\n",
+		       rss_total(rx), total);
+	return rss_total(rx) == total;
+}
+
+/*
+ * After rss_rx_join(): no frame out of order, no flow on two queues (the
+ * queue of flow f in *fq, -1 if none), and each queue's packets as the
+ * port counts them (since base) what the test got there.
+ */
+static int
+rss_check(const struct rss_rx *rx, const uint64_t *base, int *fq)
+{
+	struct rte_eth_stats st;
+	unsigned int f, q;
+
+	TEST_ASSERT(rte_eth_stats_get(rx->port, &st) == 0, "stats");
+	for (f = 0; f < RSS_FLOWS; f++) {
+		fq[f] = -1;
+		for (q = 0; q < RSS_NQ; q++) {
+			if (rx->q[q].last[f] < 0)
+				continue;
+			TEST_ASSERT(fq[f] < 0, "flow %u on queues %d and %u",
+				    f, fq[f], q);
+			fq[f] = (int)q;
+		}
+	}
+	for (q = 0; q < RSS_NQ; q++) {
+		printf("    rx queue %u: %" PRIu64 " frames\n", q,
+		       rx->q[q].total);
+		TEST_ASSERT(rx->q[q].bad == 0, "queue %u: %u frames out of "
+			    "their flow's order", q, rx->q[q].bad);
+		TEST_ASSERT(st.q_ipackets[q] - base[q] == rx->q[q].total,
+			    "queue %u counts %" PRIu64 ", %" PRIu64 " came",
+			    q, st.q_ipackets[q] - base[q], rx->q[q].total);
+	}
+	return 0;
+}
+
+static void
+rss_queue_stats(uint16_t port, uint64_t *base)
+{
+	struct rte_eth_stats st;
+	uint16_t q;
+
+	memset(&st, 0, sizeof(st));
+	rte_eth_stats_get(port, &st);
+	for (q = 0; q < RSS_NQ; q++)
+		base[q] = st.q_ipackets[q];
+}
+
+/* Frame seq of flow f (UDP source port RSS_PORT0 + f), sent from port. */
+static int
+rss_send(uint16_t port, const struct rte_ether_addr *src,
+	 const struct rte_ether_addr *dst, unsigned int f, uint32_t seq)
+{
+	struct rte_mbuf *m = test_udp_frame(src, dst, 128, seq, false);
+	struct rte_udp_hdr *udp;
+
+	TEST_ASSERT(m != NULL, "frame");
+	udp = rte_pktmbuf_mtod_offset(m, struct rte_udp_hdr *,
+				      sizeof(struct rte_ether_hdr) +
+				      sizeof(struct rte_ipv4_hdr));
+	udp->src_port = rte_cpu_to_be_16((uint16_t)(RSS_PORT0 + f));
+	TEST_ASSERT(test_tx_one(port, 0, m), "flow %u frame %u sent", f, seq);
+	return 0;
+}
+
+/* A started port of nq queue pairs, RSS asked for with rss_hf (0: not). */
+static int
+rss_port(const char *name, const char *args, uint16_t nq, uint64_t rss_hf,
+	 uint16_t *port)
+{
+	TEST_ASSERT(test_mempool() != NULL, "pool");
+	TEST_ASSERT(rte_vdev_init(name, args) == 0, "%s", name);
+	TEST_ASSERT(rte_eth_dev_get_port_by_name(name, port) == 0, "%s",
+		    name);
+	TEST_ASSERT(test_port_setup_rss(*port, nq, 1500, rss_hf) == 0,
+		    "%s set up", name);
+	return 0;
+}
+
+/*
+ * UD: R refuses every connection (a budget below one receive ring), so S
+ * sends to it over UD; RSS_FLOWS flows, RSS_ROUNDS frames each.
+ */
+static int
+rss_ud(uint64_t rss_hf)
+{
+	struct rte_ether_addr sm, rm;
+	uint64_t base[RSS_NQ];
+	int fq[RSS_FLOWS];
+	struct rss_rx rx;
+	char args[96];
+	uint16_t s, r;
+	unsigned int f, k;
+
+	snprintf(args, sizeof(args), "fabric=%s", test_fabric("t_rss_ud"));
+	TEST_RUN(test_port_create("net_ipoibcm_rs", args, 1, 1500, &s));
+	snprintf(args, sizeof(args), "fabric=%s,srq=off,mem_budget=64K",
+		 test_fabric("t_rss_ud"));
+	TEST_RUN(rss_port("net_ipoibcm_rr", args, RSS_NQ, rss_hf, &r));
+	rte_eth_macaddr_get(s, &sm);
+	rte_eth_macaddr_get(r, &rm);
+	/* first contact (held frames, the refused REQ) out of the way */
+	rss_rx_reset(&rx, r);
+	TEST_RUN(rss_send(s, &sm, &rm, 0, 0));
+	TEST_ASSERT(rss_wait(&rx, 1), "first frame");
+	TEST_ASSERT(test_wait_held(s), "S's held frames sent");
+	rss_rx_reset(&rx, r);
+	rss_queue_stats(r, base);
+	rss_rx_launch(&rx);
+	for (k = 1; k <= RSS_ROUNDS; k++) {
+		for (f = 0; f < RSS_FLOWS; f++)
+			TEST_RUN(rss_send(s, &sm, &rm, f, k));
+		if (!rss_wait(&rx, (uint64_t)k * RSS_FLOWS))
+			break;
+	}
+	rss_rx_join(&rx);
+	TEST_ASSERT(rss_total(&rx) == RSS_ROUNDS * RSS_FLOWS, "received");
+	TEST_RUN(rss_check(&rx, base, fq));
+	TEST_ASSERT(test_xstat(r, "rx_rc_packets") == 0, "all over UD");
+	for (k = 0; k < RSS_NQ; k++)
+		TEST_ASSERT(rss_hf == 0 ? rx.q[k].total == (k == 0 ?
+			    rss_total(&rx) : 0) : rx.q[k].total > 0,
+			    "UD traffic on rx queue %u: %" PRIu64
+			    " frames (RSS %s)", k, rx.q[k].total,
+			    rss_hf != 0 ? "on" : "off: queue 0 only");
+	test_port_destroy("net_ipoibcm_rs");
+	test_port_destroy("net_ipoibcm_rr");
+	return 0;
+}
+
+static int
+test_rss_ud_spread(void)
+{
+	return rss_ud(RSS_HF);
+}
+REGISTER_TEST(rss_ud_spread, test_rss_ud_spread,
+	      "RSS: UD flows spread over every rx queue, each on one, in "
+	      "order, each queue on its own lcore; counted per queue");
+
+static int
+test_rss_ud_off(void)
+{
+	return rss_ud(0);
+}
+REGISTER_TEST(rss_ud_off, test_rss_ud_off,
+	      "no RSS asked for: UD on rx queue 0 only");
+
+/*
+ * RC: two senders connect to R (two rx queues, RSS): their connections
+ * land on different queues, and each sender's traffic (one flow each)
+ * on its connection's.
+ */
+static int
+test_rss_rc_spread(void)
+{
+	static const char *const names[] = {
+		"net_ipoibcm_rc0", "net_ipoibcm_rc1",
+	};
+	struct rte_ether_addr sm[2], rm;
+	uint64_t base[RSS_NQ], rc0, deadline;
+	int fq[RSS_FLOWS];
+	struct rss_rx rx;
+	uint16_t sp[2], r;
+	char args[96];
+	unsigned int i, k;
+	uint32_t seq = 0;
+
+	snprintf(args, sizeof(args), "fabric=%s", test_fabric("t_rss_rc"));
+	for (i = 0; i < 2; i++) {
+		TEST_RUN(test_port_create(names[i], args, 1, 1500, &sp[i]));
+		rte_eth_macaddr_get(sp[i], &sm[i]);
+	}
+	TEST_RUN(rss_port("net_ipoibcm_rcr", args, RSS_NQ, RSS_HF, &r));
+	rte_eth_macaddr_get(r, &rm);
+	/* connections are made while frames flow */
+	rss_rx_reset(&rx, r);
+	deadline = test_now_ms() + TEST_HANG_MS;
+	while ((test_xstat(sp[0], "conns_tx_connected") != 1 ||
+		test_xstat(sp[1], "conns_tx_connected") != 1) &&
+	       test_now_ms() < deadline) {
+		for (i = 0; i < 2; i++)
+			TEST_RUN(rss_send(sp[i], &sm[i], &rm, i, seq));
+		seq++;
+		rss_drain(&rx, 0);
+		rss_drain(&rx, 1);
+	}
+	TEST_ASSERT(test_xstat(r, "conn_established_passive") == 2,
+		    "two connections to R");
+	for (i = 0; i < 2; i++)
+		TEST_ASSERT(test_wait_held(sp[i]), "held frames sent");
+	TEST_ASSERT(rss_wait(&rx, 2 * seq), "first frames received");
+	rss_rx_reset(&rx, r);
+	rss_queue_stats(r, base);
+	rc0 = test_xstat(r, "rx_rc_packets");
+	rss_rx_launch(&rx);
+	for (k = 0; k < RSS_ROUNDS * 8; k++)
+		for (i = 0; i < 2; i++)
+			TEST_RUN(rss_send(sp[i], &sm[i], &rm, i, seq + k));
+	rss_wait(&rx, 2 * RSS_ROUNDS * 8);
+	rss_rx_join(&rx);
+	TEST_ASSERT(rss_total(&rx) == 2 * RSS_ROUNDS * 8, "received");
+	TEST_RUN(rss_check(&rx, base, fq));
+	TEST_ASSERT(test_xstat(r, "rx_rc_packets") - rc0 == rss_total(&rx),
+		    "all over RC");
+	TEST_ASSERT(fq[0] != fq[1], "the two connections on different rx "
+		    "queues (%d, %d)", fq[0], fq[1]);
+	for (k = 0; k < RSS_NQ; k++)
+		TEST_ASSERT(rx.q[k].total > 0, "RC traffic on rx queue %u", k);
+	for (i = 0; i < 2; i++)
+		test_port_destroy(names[i]);
+	test_port_destroy("net_ipoibcm_rcr");
+	return 0;
+}
+REGISTER_TEST(rss_rc_spread, test_rss_rc_spread,
+	      "RC: connections spread over the rx queues, each queue on its "
+	      "own lcore; counted per queue");
