@@ -350,6 +350,8 @@ struct ipoib_priv {
 	struct ipoib_hca_qp *ud_qp;
 	uint32_t ud_qpn;
 	uint16_t pkey_index;		/* of cfg.pkey in the port's table */
+	/* dev_info's: data, since secondaries read it (never priv->ops) */
+	uint64_t rss_offloads;
 	struct ipoib_ud ud;
 	/* multicast: AHs to send, groups joined to receive */
 	struct ipoib_mcast mcast[IPOIB_MCAST_MAX];

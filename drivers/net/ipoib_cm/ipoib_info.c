@@ -14,7 +14,6 @@
 
 #include "ipoib_cm.h"
 #include "ipoib_info.h"
-#include "ipoib_rss.h"
 #include "ipoib_rxq.h"
 #include "ipoib_telemetry.h"
 #include "ipoib_tx.h"
@@ -48,7 +47,7 @@ ipoib_dev_infos_get(struct rte_eth_dev *dev, struct rte_eth_dev_info *info)
 	info->default_rxportconf.nb_queues = 1;
 	info->default_txportconf.nb_queues = 1;
 	/* UD by flow (RC by connection, whatever the configuration) */
-	info->flow_type_rss_offloads = ipoib_rss_offloads(priv);
+	info->flow_type_rss_offloads = priv->rss_offloads;
 	info->speed_capa = RTE_ETH_LINK_SPEED_FIXED;
 	info->dev_capa = 0;
 	return 0;

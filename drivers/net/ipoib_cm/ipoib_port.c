@@ -15,6 +15,7 @@
 #include "ipoib_cm.h"
 #include "ipoib_log.h"
 #include "ipoib_reaper.h"
+#include "ipoib_rss.h"
 #include "ipoib_rxq.h"
 
 /* The index of our P_Key in the port's table, or -1. */
@@ -135,6 +136,7 @@ ipoib_port_open(struct ipoib_priv *priv, const char *name)
 
 	/* ipoib_config_parse() refused a transport this build lacks */
 	priv->ops = ipoib_transport_ops(priv->cfg.transport);
+	ipoib_rss_init(priv);
 	rte_spinlock_init(&priv->mcast_lock);
 	ret = priv->ops->open(&priv->cfg, name, &priv->hca);
 	if (ret < 0) {

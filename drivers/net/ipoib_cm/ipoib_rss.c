@@ -26,10 +26,10 @@
 #include "ipoib_rss.h"
 #include "ipoib_rxq.h"
 
-uint64_t
-ipoib_rss_offloads(const struct ipoib_priv *priv)
+void
+ipoib_rss_init(struct ipoib_priv *priv)
 {
-	return priv->ops->ud_rss_set != NULL ? IPOIB_RSS_HF : 0;
+	priv->rss_offloads = priv->ops->ud_rss_set != NULL ? IPOIB_RSS_HF : 0;
 }
 
 static bool
@@ -39,7 +39,7 @@ ipoib_rss_wanted(const struct rte_eth_dev *dev, const struct ipoib_priv *priv)
 
 	return dev->data->nb_rx_queues > 1 &&
 	       (conf->rxmode.mq_mode & RTE_ETH_MQ_RX_RSS_FLAG) &&
-	       (conf->rx_adv_conf.rss_conf.rss_hf & ipoib_rss_offloads(priv));
+	       (conf->rx_adv_conf.rss_conf.rss_hf & priv->rss_offloads);
 }
 
 static void

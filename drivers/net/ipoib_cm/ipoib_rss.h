@@ -13,9 +13,13 @@
 
 #include "ipoib_cm.h"
 
-/* The hash types UD receive is spread by (0: the transport cannot). */
+/* The hash types UD receive is spread by. */
 #define IPOIB_RSS_HF	(RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP)
-uint64_t ipoib_rss_offloads(const struct ipoib_priv *priv);
+/*
+ * Port open, in the primary: priv->rss_offloads, what dev_info reports
+ * (0: the transport cannot spread UD).
+ */
+void ipoib_rss_init(struct ipoib_priv *priv);
 /*
  * dev_start, the rx queues started: with RSS asked for (mq_mode RSS, a
  * hash type we spread by) on more than one rx queue, queues 1.. get a
