@@ -89,27 +89,13 @@ fail_pool:
 static void
 ipoib_ud_close(struct ipoib_priv *priv)
 {
-	const struct ipoib_hca_ops *ops = priv->ops;
-	struct ipoib_ud *ud = &priv->ud;
 	unsigned int i;
 
-	if (priv->ud_qp != NULL) {
-		ops->qp_modify(priv->ud_qp, IPOIB_QPS_ERR);
-		ipoib_rx_ring_drain(priv, ud->cq, &ud->ring, IPOIB_WR_UD);
-		if (ops->qp_destroy(priv->ud_qp) < 0)
-			IPOIB_LOG(ERR, "UD QP 0x%06x not destroyed",
-				  priv->ud_qpn);
-		priv->ud_qp = NULL;
-	}
+	ipoib_ud_release(priv, &priv->ud_qp, &priv->ud);
 	for (i = 0; i < priv->nr_mcast; i++)
 		if (priv->mcast[i].ah != NULL)
-			ops->ah_destroy(priv->mcast[i].ah);
+			priv->ops->ah_destroy(priv->mcast[i].ah);
 	priv->nr_mcast = 0;
-	if (ud->cq != NULL)
-		ops->cq_destroy(ud->cq);
-	ud->cq = NULL;
-	ipoib_rx_ring_release(&priv->acct, &ud->ring);
-	ipoib_pool_free(priv, &ud->pool);
 }
 
 static void

@@ -45,25 +45,10 @@ ipoib_rss_wanted(const struct rte_eth_dev *dev, const struct ipoib_priv *priv)
 static void
 ipoib_rss_queue_close(struct ipoib_priv *priv, struct ipoib_rxq *rxq)
 {
-	const struct ipoib_hca_ops *ops = priv->ops;
-	struct ipoib_ud *ud = &rxq->rss_ud;
-
 	rxq->ud_cq = NULL;
 	rxq->ud_qp = NULL;
 	rxq->ud = NULL;
-	if (rxq->rss_qp != NULL) {
-		ops->qp_modify(rxq->rss_qp, IPOIB_QPS_ERR);
-		ipoib_rx_ring_drain(priv, ud->cq, &ud->ring, IPOIB_WR_UD);
-		if (ops->qp_destroy(rxq->rss_qp) < 0)
-			IPOIB_LOG(ERR, "rx queue %u: its UD receive queue was "
-				  "not destroyed", rxq->queue_id);
-		rxq->rss_qp = NULL;
-	}
-	if (ud->cq != NULL)
-		ops->cq_destroy(ud->cq);
-	ud->cq = NULL;
-	ipoib_rx_ring_release(&priv->acct, &ud->ring);
-	ipoib_pool_free(priv, &ud->pool);
+	ipoib_ud_release(priv, &rxq->rss_qp, &rxq->rss_ud);
 }
 
 static int

@@ -157,6 +157,28 @@ ipoib_rx_ring_drain(struct ipoib_priv *priv, struct ipoib_hca_cq *cq,
 			  ring->outstanding);
 }
 
+void
+ipoib_ud_release(struct ipoib_priv *priv, struct ipoib_hca_qp **qp,
+		 struct ipoib_ud *ud)
+{
+	const struct ipoib_hca_ops *ops = priv->ops;
+
+	if (*qp != NULL) {
+		uint32_t qpn = ops->qp_num(*qp);
+
+		ops->qp_modify(*qp, IPOIB_QPS_ERR);
+		ipoib_rx_ring_drain(priv, ud->cq, &ud->ring, IPOIB_WR_UD);
+		if (ops->qp_destroy(*qp) < 0)
+			IPOIB_LOG(ERR, "UD QP 0x%06x not destroyed", qpn);
+		*qp = NULL;
+	}
+	if (ud->cq != NULL)
+		ops->cq_destroy(ud->cq);
+	ud->cq = NULL;
+	ipoib_rx_ring_release(&priv->acct, &ud->ring);
+	ipoib_pool_free(priv, &ud->pool);
+}
+
 /* ---- receive queues ------------------------------------------------------ */
 
 /* CQ entries a queue needs besides its receive descriptors. */

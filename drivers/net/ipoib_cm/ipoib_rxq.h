@@ -67,6 +67,13 @@ int ipoib_rx_ring_post_all(const struct ipoib_hca_ops *ops,
 void ipoib_rx_ring_drain(struct ipoib_priv *priv, struct ipoib_hca_cq *cq,
 			 struct ipoib_rx_ring *ring, enum ipoib_wr_kind kind);
 /*
+ * A UD receive side gone (the port's, or an RSS share's): its QP flushed,
+ * its buffers drained back and the QP destroyed, then its CQ, buffers and
+ * pool.
+ */
+void ipoib_ud_release(struct ipoib_priv *priv, struct ipoib_hca_qp **qp,
+		      struct ipoib_ud *ud);
+/*
  * A completed slot: give its mbufs back to the pool, refill nothing. True
  * when it was the ring's last posted one (a teardown may end now).
  */
