@@ -196,11 +196,12 @@ def icounts(run, env):
         for cfg in configs.CONFIGS:
             run.res["icount"][cfg] = {"unavailable": why}
         return
+    notes = run.res.setdefault("icount_notes", [])
     for cfg in configs.CONFIGS:
         r = run.attempt("%s instruction counts" % cfg, icount.run,
                         run.args.build, run.plugin, env, run.eal, cfg,
                         configs.unique(cfg, "c", 0), configs.SMALL,
-                        run.args.icount_packets)
+                        run.args.icount_packets, 8, notes)
         run.res["icount"][cfg] = r or {"unavailable": "callgrind run "
                                        "failed (see Failures)"}
         for size in (r or {}):

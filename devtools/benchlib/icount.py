@@ -77,8 +77,17 @@ def parse_dump(path):
     return trigger, total, excl
 
 
-def run(build, plugin, env, eal_args, cfg, name, sizes, packets, top=8):
-    """{size: {"rx": {"ir", "top"}, "tx": {...}, "calls": ...}}."""
+def run(build, plugin, env, eal_args, cfg, name, sizes, packets, top=8,
+        notes=None):
+    """{size: {"rx": {"ir", "top"}, "tx": {...}, "calls": ...}}.
+
+    Stock net_memif (the baseline, not our code) sometimes dies of SIGSEGV
+    under callgrind while its ports close, after every count was printed
+    and dumped (EAL's interrupt thread, in rte_free or rte_intr_fd_get:
+    6 of 50 such processes on 2026-12-03). Such a run's counts are
+    complete and kept, and what happened is appended to notes; any other
+    failure, and any failure of net_ipoibcm, fails the count.
+    """
     exe = os.path.join(build, "app/ipoibcm-bench/dpdk-ipoibcm-bench")
     res = {s: {} for s in sizes}
     with tempfile.TemporaryDirectory(prefix="ipoibcm-bench-cg-") as tmp:
@@ -108,7 +117,13 @@ def run(build, plugin, env, eal_args, cfg, name, sizes, packets, top=8):
                     kv = dict(f.split("=", 1) for f in line.split()[1:])
                     counts[int(kv["size"])] = {k: int(v) for k, v in
                                                kv.items()}
-            if p.returncode != 0 or set(counts) != set(sizes):
+            complete = set(counts) == set(sizes)
+            if (p.returncode < 0 and complete and cfg == configs.MEMIF and
+                    notes is not None):
+                notes.append("%s %s: died of signal %d after its counts "
+                             "(net_memif closing under callgrind); counts "
+                             "kept" % (cfg, side, -p.returncode))
+            elif p.returncode != 0 or not complete:
                 raise RuntimeError("%s %s: icount failed (%d):\n%s" %
                                    (cfg, side, p.returncode,
                                     (p.stdout + p.stderr)[-2000:]))

@@ -9,6 +9,7 @@ The input is what devtools/bench.py gathered, every figure per round:
   latency[cfg][size]   [{"median_us", "p99_us", ...} or None per round]
   autotest[cfg]        [{"cycles"} or {"unavailable"} per round]
   icount[cfg]          {size: {"rx", "tx"}} or {"unavailable": reason}
+  icount_notes         [str]: counts kept although the run then died
   profile[cfg]         {"sender": [rows], "receiver": [rows]}
 """
 
@@ -270,6 +271,9 @@ def render(res, meta):
         lines += ["Instructions per packet inside the bursts (callgrind, "
                   "%s; one process, bursts of 32):" % meta["valgrind"], ""]
         lines += icount_rows(res)
+        if res.get("icount_notes"):
+            lines += ["Notes on the counts::", ""] + \
+                ["    " + n for n in res["icount_notes"]] + [""]
         for size in configs.SMALL:
             lines += icount_top(res, size)
     if res["latency"]:
