@@ -680,15 +680,22 @@ shm_port_find_gid(struct shm_fabric *f, const uint8_t *gid)
 	return ret;
 }
 
+struct shm_qp_ent *
+shm_qp_slot(struct shm_fabric *f, uint32_t qpn)
+{
+	if (SHM_QPN_GEN(qpn) == 0 || (qpn >> 24) != 0)
+		return NULL;
+	return &f->hdr->qps[SHM_QPN_INDEX(qpn)];
+}
+
 /* The QP entry of qpn, NULL if it is not (or no longer) allocated. */
 struct shm_qp_ent *
 shm_qp_lookup(struct shm_fabric *f, uint32_t qpn)
 {
-	struct shm_qp_ent *q = &f->hdr->qps[SHM_QPN_INDEX(qpn)];
+	struct shm_qp_ent *q = shm_qp_slot(f, qpn);
 
-	if (SHM_QPN_GEN(qpn) == 0 ||
-	    shm_load_relaxed(&q->gen) != SHM_QPN_GEN(qpn) ||
-	    (qpn >> 24) != 0 || shm_load(&q->state) == SHM_QPS_FREE)
+	if (q == NULL || shm_load_relaxed(&q->gen) != SHM_QPN_GEN(qpn) ||
+	    shm_load(&q->state) == SHM_QPS_FREE)
 		return NULL;
 	return q;
 }

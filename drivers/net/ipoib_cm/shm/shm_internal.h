@@ -495,6 +495,8 @@ void shm_arena_free(struct shm_fabric *f, uint64_t off, size_t len);
 int shm_port_arena_alloc(struct shm_port *p, size_t len, bool commit,
 			 uint64_t *off);
 void shm_port_arena_free(struct shm_port *p, uint64_t off, size_t len);
+/* The entry slot a QPN names, allocated or not; NULL for no QPN at all. */
+struct shm_qp_ent *shm_qp_slot(struct shm_fabric *f, uint32_t qpn);
 struct shm_qp_ent *shm_qp_lookup(struct shm_fabric *f, uint32_t qpn);
 /*
  * UD delivery to the QP of entry d (a copy, see below), qpn dqpn: the

@@ -334,7 +334,7 @@ shm_qp_connect(struct shm_qp *qp, uint32_t remote_qpn, uint8_t rnr_retry,
 	       enum shm_qp_state state)
 {
 	struct shm_fabric *f = qp->port->f;
-	struct shm_qp_ent *peer = NULL;
+	struct shm_qp_ent *peer = shm_qp_slot(f, remote_qpn);
 	uint32_t old = shm_load(&qp->ent->state);
 	bool first = qp->peer == NULL;
 
@@ -342,11 +342,9 @@ shm_qp_connect(struct shm_qp *qp, uint32_t remote_qpn, uint8_t rnr_retry,
 	 * As on an HCA, RTR takes the remote QPN as it is: a peer already
 	 * gone (its entry freed or reused: the REQ's sender gave up) is found
 	 * gone by the first send or the watch (shm_rc_peer_gone()), the REP
-	 * still goes. Only a QPN that cannot be is refused.
+	 * still goes. Only a QPN that cannot be is refused. A QP in error
+	 * stays there: a late RTU must not revive it.
 	 */
-	if (SHM_QPN_GEN(remote_qpn) != 0 && (remote_qpn >> 24) == 0)
-		peer = &f->hdr->qps[SHM_QPN_INDEX(remote_qpn)];
-	/* a QP in error stays there: a late RTU must not revive it */
 	if (peer == NULL || qp->type != SHM_QPT_RC ||
 	    old == SHM_QPS_ERR || old == SHM_QPS_FREE)
 		return -EINVAL;
