@@ -135,11 +135,8 @@ ipoib_rss_stop(struct rte_eth_dev *dev, struct ipoib_priv *priv)
 		return;
 	/* what a sender read before still lands there: drained below */
 	priv->ops->ud_rss_set(priv->ud_qp, NULL, 0);
-	for (q = 1; q < dev->data->nb_rx_queues; q++) {
-		struct ipoib_rxq *rxq = dev->data->rx_queues[q];
-
-		if (rxq != NULL && (rxq->rss_qp != NULL ||
-				    rxq->rss_ud.pool.mp != NULL))
-			ipoib_rss_queue_close(priv, rxq);
-	}
+	/* a queue without a share has nothing to release */
+	for (q = 1; q < dev->data->nb_rx_queues; q++)
+		if (dev->data->rx_queues[q] != NULL)
+			ipoib_rss_queue_close(priv, dev->data->rx_queues[q]);
 }
