@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <rte_bus_vdev.h>
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_ip.h>
@@ -144,17 +143,25 @@ rss_total(const struct rss_rx *rx)
 	return t;
 }
 
+/* One burst from each queue the main lcore polls (all, without a worker). */
+static void
+rss_poll(struct rss_rx *rx)
+{
+	uint16_t q;
+
+	for (q = 0; q < RSS_NQ; q++)
+		if (q == 0 || rx->worker == RTE_MAX_LCORE)
+			rss_drain(rx, q);
+}
+
 /* Receive until every queue together got total frames; false on a hang. */
 static bool
 rss_wait(struct rss_rx *rx, uint64_t total)
 {
 	uint64_t deadline = test_now_ms() + TEST_HANG_MS;
-	uint16_t q;
 
 	while (rss_total(rx) < total && test_now_ms() < deadline)
-		for (q = 0; q < RSS_NQ; q++)
-			if (q == 0 || rx->worker == RTE_MAX_LCORE)
-				rss_drain(rx, q);
+		rss_poll(rx);
 	if (rss_total(rx) != total)
 		printf("    received %" PRIu64 " of %" PRIu64 "\n",
 		       rss_total(rx), total);
@@ -169,18 +176,19 @@ rss_wait(struct rss_rx *rx, uint64_t total)
  * receiver's rings: receive until they have been empty for 100 ms.
  */
 static int
-rss_settle(struct rss_rx *rx, uint16_t sender)
+rss_settle(struct rss_rx *rx, const uint16_t *senders, unsigned int n)
 {
 	uint64_t quiet, total;
-	uint16_t q;
+	unsigned int i;
 
-	TEST_ASSERT(test_wait_held(sender), "the sender's held frames sent");
+	for (i = 0; i < n; i++)
+		TEST_ASSERT(test_wait_held(senders[i]),
+			    "sender %u's held frames sent", i);
 	do {
 		total = rss_total(rx);
 		quiet = test_now_ms() + 100;
 		while (test_now_ms() < quiet)
-			for (q = 0; q < RSS_NQ; q++)
-				rss_drain(rx, q);
+			rss_poll(rx);
 	} while (rss_total(rx) != total);
 	return 0;
 }
@@ -248,20 +256,6 @@ rss_send(uint16_t port, const struct rte_ether_addr *src,
 	return 0;
 }
 
-/* A started port of nq queue pairs, RSS asked for with rss_hf (0: not). */
-static int
-rss_port(const char *name, const char *args, uint16_t nq, uint64_t rss_hf,
-	 uint16_t *port)
-{
-	TEST_ASSERT(test_mempool() != NULL, "pool");
-	TEST_ASSERT(rte_vdev_init(name, args) == 0, "%s", name);
-	TEST_ASSERT(rte_eth_dev_get_port_by_name(name, port) == 0, "%s",
-		    name);
-	TEST_ASSERT(test_port_setup_rss(*port, nq, 1500, rss_hf) == 0,
-		    "%s set up", name);
-	return 0;
-}
-
 /*
  * UD: R refuses every connection (a budget below one receive ring), so S
  * sends to it over UD; RSS_FLOWS flows, RSS_ROUNDS frames each.
@@ -281,7 +275,8 @@ rss_ud(uint64_t rss_hf)
 	TEST_RUN(test_port_create("net_ipoibcm_rs", args, 1, 1500, &s));
 	snprintf(args, sizeof(args), "fabric=%s,srq=off,mem_budget=64K",
 		 test_fabric("t_rss_ud"));
-	TEST_RUN(rss_port("net_ipoibcm_rr", args, RSS_NQ, rss_hf, &r));
+	TEST_RUN(test_port_create_rss("net_ipoibcm_rr", args, RSS_NQ, 1500,
+				      rss_hf, &r));
 	rte_eth_macaddr_get(s, &sm);
 	rte_eth_macaddr_get(r, &rm);
 	/* first contact (held frames, the refused REQ) out of the way */
@@ -289,12 +284,11 @@ rss_ud(uint64_t rss_hf)
 	deadline = test_now_ms() + TEST_HANG_MS;
 	while (rss_total(&rx) == 0 && test_now_ms() < deadline) {
 		TEST_RUN(rss_send(s, &sm, &rm, 0, 0));
-		rss_drain(&rx, 0);
-		rss_drain(&rx, 1);
+		rss_poll(&rx);
 		rte_delay_ms(1);	/* paces the retries; the loop waits */
 	}
 	TEST_ASSERT(rss_total(&rx) > 0, "a first frame arrived");
-	TEST_RUN(rss_settle(&rx, s));
+	TEST_RUN(rss_settle(&rx, &s, 1));
 	rss_rx_reset(&rx, r);
 	rss_queue_stats(r, base);
 	rss_rx_launch(&rx);
@@ -373,7 +367,8 @@ test_rss_rc_spread(void)
 		TEST_RUN(test_port_create(names[i], args, 1, 1500, &sp[i]));
 		rte_eth_macaddr_get(sp[i], &sm[i]);
 	}
-	TEST_RUN(rss_port("net_ipoibcm_rcr", args, RSS_NQ, RSS_HF, &r));
+	TEST_RUN(test_port_create_rss("net_ipoibcm_rcr", args, RSS_NQ, 1500,
+				      RSS_HF, &r));
 	rte_eth_macaddr_get(r, &rm);
 	/* connections are made while frames flow */
 	rss_rx_reset(&rx, r);
@@ -384,12 +379,10 @@ test_rss_rc_spread(void)
 		for (i = 0; i < 2; i++)
 			TEST_RUN(rss_send(sp[i], &sm[i], &rm, i, seq));
 		seq++;
-		rss_drain(&rx, 0);
-		rss_drain(&rx, 1);
+		rss_poll(&rx);
 	}
 	TEST_ASSERT(test_xstat(r, "conns_rx") == 2, "two connections to R");
-	for (i = 0; i < 2; i++)
-		TEST_RUN(rss_settle(&rx, sp[i]));
+	TEST_RUN(rss_settle(&rx, sp, 2));
 	printf("    connected after %u rounds; R received %" PRIu64 " of "
 	       "their %u frames (R's rx_drop_unknown_lid %" PRIu64 ")\n",
 	       seq, rss_total(&rx), 2 * seq,

@@ -77,10 +77,17 @@ int
 test_port_create(const char *name, const char *args, uint16_t nb_q,
 		 uint16_t mtu, uint16_t *port)
 {
+	return test_port_create_rss(name, args, nb_q, mtu, 0, port);
+}
+
+int
+test_port_create_rss(const char *name, const char *args, uint16_t nb_q,
+		     uint16_t mtu, uint64_t rss_hf, uint16_t *port)
+{
 	if (test_mempool() == NULL || rte_vdev_init(name, args) != 0 ||
 	    rte_eth_dev_get_port_by_name(name, port) != 0)
 		return -1;
-	return test_port_setup(*port, nb_q, mtu);
+	return test_port_setup_rss(*port, nb_q, mtu, rss_hf);
 }
 
 void

@@ -26,6 +26,9 @@ struct rte_mempool *test_mempool(void);
 const char *test_fabric(const char *base);
 int test_port_create(const char *name, const char *args, uint16_t nb_q,
 		     uint16_t mtu, uint16_t *port);
+/* The same with RSS asked for (test_port_setup_rss()). */
+int test_port_create_rss(const char *name, const char *args, uint16_t nb_q,
+			 uint16_t mtu, uint64_t rss_hf, uint16_t *port);
 /* Configure nb_q queue pairs (LSC on), set the MTU, start. */
 int test_port_setup(uint16_t port, uint16_t nb_q, uint16_t mtu);
 /* The same with RSS (mq_mode RSS, these hash types) when rss_hf != 0. */
