@@ -163,6 +163,8 @@ shm_cq_poll(struct shm_cq *cq, struct ipoib_wc *wc, uint16_t n)
 				       shm_rdesc(rq->ring, e->slot));
 		rq->free_slots[rq->nr_free++] = e->slot;
 		rq->outstanding--;
+		/* read: a sender of the next lap may fill it (TSan) */
+		shm_tsan_buf_give(e);
 		h++;
 	}
 	if (h != cq->head) {
@@ -367,7 +369,8 @@ shm_rq_post(struct shm_rq *rq, const uint64_t *wr_id,
 		d->total_len = total;
 		rq->wr_id[slot] = wr_id[i];
 		rq->nr_free--;
-		r->ring[(prod + i) & r->mask] = slot;
+		/* a sender whose claim then fails may be reading it */
+		shm_store_relaxed(&r->ring[(prod + i) & r->mask], slot);
 	}
 	rq->outstanding += i;
 	/*

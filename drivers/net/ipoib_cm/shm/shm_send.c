@@ -253,13 +253,15 @@ static void
 shm_rc_rnr(struct shm_qp *qp)
 {
 	uint64_t now = ipoib_now_ns();
+	uint64_t since = 0;
 
 	shm_add(&qp->port->ent->cnt_rnr_naks, 1);
-	if (qp->rnr_since == 0) {
-		qp->rnr_since = now;
+	/* the first refusal of a streak starts it, whichever thread's */
+	if (__atomic_compare_exchange_n(&qp->rnr_since, &since, now, false,
+					__ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		return;
-	}
-	if (qp->rnr_retry != IPOIB_RNR_RETRY_FOREVER && now - qp->rnr_since >
+	if (qp->rnr_retry != IPOIB_RNR_RETRY_FOREVER && now > since &&
+	    now - since >
 	    (uint64_t)(qp->rnr_retry + 1) * SHM_RNR_TIMER_MS * 1000000ULL)
 		shm_qp_set_err(qp);
 }
@@ -267,7 +269,9 @@ shm_rc_rnr(struct shm_qp *qp)
 /*
  * RC sends: reliable and in order (IBTA chapter 9). Stops at the first
  * that cannot go; a peer gone or a link down puts the QP in error, as
- * exhausted transport retries would.
+ * exhausted transport retries would. Several threads may post on one QP
+ * at once, as ibv_post_send() allows (the driver's tx queues and its
+ * control thread sending held frames): what they share here is atomic.
  */
 static uint16_t
 shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
@@ -314,7 +318,9 @@ shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 			shm_rc_rnr(qp);
 			break;
 		}
-		qp->rnr_since = 0;
+		/* read first: the line stays shared while no streak runs */
+		if (shm_load_relaxed(&qp->rnr_since) != 0)
+			shm_store_relaxed(&qp->rnr_since, 0);
 		for (i = 0; i < k; i++) {
 			const struct shm_send *w = &wr[done + i];
 			struct shm_rdesc *d = shm_rdesc(r, slots[i]);
