@@ -15,6 +15,7 @@
  */
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_ethdev.h>
@@ -34,6 +35,9 @@
 #define HELD_OVER	1200	/* more than the 1024 frames held */
 #define HELD_RING	1024
 #define HELD_BURST	32	/* the control thread takes this many */
+#define HELD_FIRST	1800	/* within B's UD receive ring */
+#define HELD_ANON	500	/* of them held before B is a peer */
+#define HELD_FIRST_ROUNDS	3
 
 /* The payload's first byte: the frame's sequence number, modulo 256. */
 #define HELD_SEQ_OFF	(sizeof(struct rte_ether_hdr) + \
@@ -105,6 +109,41 @@ held_send(uint16_t port, const struct rte_ether_addr *src,
 				TEST_ASSERT(false, "frame %u not taken", i);
 			}
 		}
+	}
+	return 0;
+}
+
+/* Frames seq from..to-1 from src to dst, made now, into m[]. */
+static int
+held_make(struct rte_mbuf **m, const struct rte_ether_addr *src,
+	  const struct rte_ether_addr *dst, uint32_t from, uint32_t to)
+{
+	uint32_t i;
+
+	for (i = from; i < to; i++) {
+		m[i - from] = test_udp_frame(src, dst, HELD_LEN, i, false);
+		if (m[i - from] == NULL) {
+			rte_pktmbuf_free_bulk(m, i - from);
+			TEST_ASSERT(false, "frame %u", i);
+		}
+	}
+	return 0;
+}
+
+/* n frames of m[] in bursts back to back, what one gives back again. */
+static int
+held_blast(uint16_t port, struct rte_mbuf **m, uint32_t n)
+{
+	uint64_t deadline = test_now_ms() + TEST_HANG_MS;
+	uint32_t done = 0;
+
+	while (done < n && test_now_ms() < deadline)
+		done += rte_eth_tx_burst(port, 0, &m[done],
+					 (uint16_t)RTE_MIN(n - done,
+							   (uint32_t)HELD_BURST));
+	if (done < n) {
+		rte_pktmbuf_free_bulk(&m[done], n - done);
+		TEST_ASSERT(false, "%u of %u frames not taken", n - done, n);
 	}
 	return 0;
 }
@@ -203,6 +242,64 @@ test_held_directory(void)
 }
 REGISTER_TEST(held_directory, test_held_directory,
 		    "to an unknown MAC: held while the AH waits, then in order");
+
+/*
+ * First contact while the bursts go on. A's handles wait, and its control
+ * thread with them, on a frame to C; meanwhile A's frames to B's MAC,
+ * unknown to it, are held before B is a peer of A's (not counted against
+ * it). The wait over, the control thread makes peer B and sends them;
+ * once the first has reached B, A's next bursts, back to back, meet B
+ * ready: they must not overtake the rest (ipoib_held_anon_bucket()). All
+ * arrive, in order.
+ */
+static int
+held_first_round(const char *tag)
+{
+	struct rte_mbuf **m = calloc(HELD_FIRST, sizeof(*m));
+	struct rte_ether_addr cmac;
+	struct held_pair p;
+	char args[160], cn[32];
+	uint16_t c;
+
+	TEST_ASSERT(m != NULL, "array");
+	TEST_RUN(held_open(&p, tag));
+	snprintf(cn, sizeof(cn), "net_ipoibcm_%sc", tag);
+	snprintf(args, sizeof(args), "fabric=%s,guid=0xc,shm_cm_listen=none",
+		 test_fabric(tag));
+	TEST_RUN(test_port_create(cn, args, 1, 1500, &c));
+	rte_eth_macaddr_get(c, &cmac);
+	TEST_RUN(held_ah_hold(p.a, true));
+	TEST_RUN(held_send(p.a, &p.amac, &cmac, 0, 1, true));
+	TEST_RUN(held_send(p.a, &p.amac, &p.bmac, 0, HELD_ANON, true));
+	TEST_RUN(held_make(m, &p.amac, &p.bmac, HELD_ANON, HELD_FIRST));
+	TEST_RUN(held_ah_hold(p.a, false));
+	TEST_RUN(held_blast(p.a, m, HELD_FIRST - HELD_ANON));
+	free(m);
+	TEST_RUN(held_expect(p.b, 0, HELD_FIRST));
+	TEST_ASSERT(test_wait_held(p.a), "every held frame sent");
+	printf("    %s: %" PRIu64 " held, bursts stopped behind them %" PRIu64
+	       " times\n", tag, test_xstat(p.a, "tx_held"),
+	       test_xstat(p.a, "tx_held_busy"));
+	test_port_destroy(cn);
+	held_close(&p);
+	return 0;
+}
+
+/* The overtaking it forbids is a race: several first contacts. */
+static int
+test_held_first_contact(void)
+{
+	char tag[8];
+	int r;
+
+	for (r = 0; r < HELD_FIRST_ROUNDS; r++) {
+		snprintf(tag, sizeof(tag), "hf%d", r);
+		TEST_RUN(held_first_round(tag));
+	}
+	return 0;
+}
+REGISTER_TEST(held_first_contact, test_held_first_contact,
+	      "to a MAC not known yet, without a pause: in order");
 
 /*
  * A learns B on its receive lcore (B sends first): the burst publishes

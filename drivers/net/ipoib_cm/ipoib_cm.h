@@ -41,6 +41,8 @@
 #define IPOIB_UD_RING		2048	/* UD receive WRs (queue 0) */
 #define IPOIB_TX_QP_WR		1	/* active RC QPs receive nothing */
 #define IPOIB_MCAST_MAX		32	/* multicast groups with an AH */
+/* priv->held_anon_mac: buckets of destination MACs */
+#define IPOIB_HELD_ANON_BUCKETS	64
 
 /* A pool of receive buffers in memory the HCA can write. */
 struct ipoib_pool {
@@ -395,6 +397,16 @@ struct ipoib_priv {
 	struct rte_ring *held;		/* of struct ipoib_held */
 	struct ipoib_txq *ctrl_txq;	/* it sends them as this queue */
 	uint32_t held_gen;		/* ipoib_ring_give() of held */
+	/*
+	 * Unicast frames held before their destination was a peer (struct
+	 * ipoib_held.anon), not sent yet: in all (read by every unicast
+	 * frame's route, written only by such holds) and by bucket of their
+	 * destination MAC (ipoib_held_anon_bucket()). A burst that meets a
+	 * peer while its bucket counts any gives the frame back, as while the
+	 * peer's own frames are held (ipoib_peer.held): it may be behind.
+	 */
+	uint32_t held_anon __rte_cache_aligned;
+	uint16_t held_anon_mac[IPOIB_HELD_ANON_BUCKETS];
 	/* a MAC the subnet did not know, not asked again for a while */
 	uint64_t neg_mac;		/* ipoib_neg_key(), 0: none */
 	uint64_t neg_tsc;

@@ -114,8 +114,14 @@ ipoib_tx_unready(struct ipoib_txq *txq, const struct rte_ether_addr *dst,
 				*act = IPOIB_TX_HOLD;
 		} else if (__atomic_load_n(&peer->ah, __ATOMIC_RELAXED) !=
 			   NULL) {
-			/* ready, but frames to it wait: not taken either */
+			/* ready, but frames to it (may) wait: not taken */
 			*act = IPOIB_TX_BUSY;
+			if (__atomic_load_n(&peer->held, __ATOMIC_ACQUIRE) ==
+			    0 && __atomic_load_n(&priv->held_anon_mac[
+			    ipoib_held_anon_bucket(dst)], __ATOMIC_ACQUIRE) ==
+			    0) {
+				*act = IPOIB_TX_SEND;	/* others' held */
+			}
 		} else if (!ipoib_neg_hit(priv, dst)) {
 			*act = IPOIB_TX_HOLD;	/* else: no path just now */
 		}
@@ -482,7 +488,9 @@ ipoib_tx_route(struct ipoib_txq *txq, struct rte_mbuf *m,
 		if (unlikely(peer == NULL ||
 			     __atomic_load_n(&peer->ah, __ATOMIC_ACQUIRE) ==
 			     NULL ||
-			     __atomic_load_n(&peer->held, __ATOMIC_ACQUIRE))) {
+			     (__atomic_load_n(&peer->held, __ATOMIC_ACQUIRE) |
+			      __atomic_load_n(&priv->held_anon,
+					      __ATOMIC_ACQUIRE)))) {
 			enum ipoib_tx_action act;
 
 			peer = ipoib_tx_unready(txq, &eth->dst_addr, peer,
@@ -524,18 +532,26 @@ static bool
 ipoib_tx_hold(struct ipoib_txq *txq, struct rte_mbuf *m,
 	      struct ipoib_peer *peer)
 {
+	const struct rte_ether_addr *dst =
+		&rte_pktmbuf_mtod(m, const struct rte_ether_hdr *)->dst_addr;
 	struct ipoib_held h = {
 		.m = m,
 		.peer = peer != NULL ? peer->index + 1 : 0,
+		.anon = peer == NULL && !rte_is_multicast_ether_addr(dst) ?
+			ipoib_held_anon_bucket(dst) + 1 : 0,
 	};
 
 	ipoib_tx_snoop(txq, m, peer == NULL);
 	ipoib_ring_give(&txq->priv->held_gen);
 	if (peer != NULL)
 		__atomic_fetch_add(&peer->held, 1, __ATOMIC_RELAXED);
+	else if (h.anon != 0)
+		ipoib_held_anon_add(txq->priv, h.anon - 1);
 	if (rte_ring_mp_enqueue_elem(txq->priv->held, &h, sizeof(h)) != 0) {
 		if (peer != NULL)
 			ipoib_held_done(peer);
+		else if (h.anon != 0)
+			ipoib_held_anon_done(txq->priv, h.anon - 1);
 		return false;
 	}
 	IPOIB_STAT_INC(txq->stats.held);

@@ -20,7 +20,9 @@
  * queue does (tx_held_busy), and so it does when the ring is full. The
  * application sends them again; nothing is dropped. Frames to different
  * destinations may be reordered, as on Linux, whose held packets wait per
- * neighbour.
+ * neighbour. Frames held before their destination was a peer are counted
+ * by a bucket of their MAC (priv->held_anon_mac): a burst that meets a
+ * peer whose bucket counts any stops there too, for they may be its.
  *
  * Linux holds at most 3 packets per path being resolved
  * (IPOIB_MAX_PATH_REC_QUEUE, ipoib_main.c) and drops the rest; we hold up
@@ -106,9 +108,12 @@ ipoib_tx_held_drain(struct ipoib_priv *priv)
 			ipoib_tx_drop(m[i], &cq->stats.drop_refused);
 		IPOIB_STAT_ADD(cq->stats.packets, n - sent);
 		/* only now may the lcores send to these peers themselves */
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
 			if (h[i].peer != 0)
 				ipoib_held_done(&priv->pt.peers[h[i].peer - 1]);
+			else if (h[i].anon != 0)
+				ipoib_held_anon_done(priv, h[i].anon - 1);
+		}
 		/*
 		 * Sent or dropped; counted last, so that one who reads
 		 * tx_held_done equal to tx_held finds no peer's frames held
@@ -126,8 +131,11 @@ ipoib_tx_held_fini(struct ipoib_priv *priv)
 	struct ipoib_held h;
 
 	while (priv->held != NULL &&
-	       rte_ring_dequeue_elem(priv->held, &h, sizeof(h)) == 0)
+	       rte_ring_dequeue_elem(priv->held, &h, sizeof(h)) == 0) {
 		rte_pktmbuf_free(h.m);	/* none: dev_stop drained them */
+		if (h.anon != 0)
+			ipoib_held_anon_done(priv, h.anon - 1);
+	}
 	ipoib_ring_free(&priv->acct, IPOIB_MEM_RINGS, priv->held);
 	priv->held = NULL;
 	if (priv->ctrl_txq != NULL) {

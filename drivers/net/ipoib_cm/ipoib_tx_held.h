@@ -24,8 +24,33 @@
 struct ipoib_held {
 	struct rte_mbuf *m;
 	uint32_t peer;		/* peer index + 1; 0: no peer yet */
-	uint32_t pad;
+	/* no peer yet, unicast: priv->held_anon_mac bucket + 1; else 0 */
+	uint32_t anon;
 };
+
+/* The bucket of priv->held_anon_mac that counts frames to mac. */
+static inline uint32_t
+ipoib_held_anon_bucket(const struct rte_ether_addr *mac)
+{
+	return (uint32_t)(mac->addr_bytes[3] ^ mac->addr_bytes[4] ^
+			  mac->addr_bytes[5]) % IPOIB_HELD_ANON_BUCKETS;
+}
+
+/* A frame held before its peer existed: counted before it is held. */
+static inline void
+ipoib_held_anon_add(struct ipoib_priv *priv, uint32_t bucket)
+{
+	__atomic_fetch_add(&priv->held_anon_mac[bucket], 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&priv->held_anon, 1, __ATOMIC_RELAXED);
+}
+
+/* One such frame is gone (sent or dropped): after it, as ipoib_held_done. */
+static inline void
+ipoib_held_anon_done(struct ipoib_priv *priv, uint32_t bucket)
+{
+	__atomic_fetch_sub(&priv->held_anon_mac[bucket], 1, __ATOMIC_RELEASE);
+	__atomic_fetch_sub(&priv->held_anon, 1, __ATOMIC_RELEASE);
+}
 
 /* One held frame of the peer's is gone (sent or dropped). */
 static inline void
