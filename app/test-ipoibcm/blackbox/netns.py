@@ -106,14 +106,15 @@ class KernelHost:
     """A kernel in a namespace, bridged by testpmd to an ipoibcm port."""
 
     def __init__(self, tag, fabric, guid, srq, ipv4, ipv6, main_lcore=0,
-                 fwd="io", pmd_args=()):
+                 fwd="io", pmd_args=(), devargs=""):
+        """devargs: more of the ipoibcm port's, ",key=value..."."""
         self.tag = tag
         self.ipv4 = ipv4
         self.ipv6 = ipv6
         self.ns = Netns(tag)
         vdevs = ["net_tap0,iface=" + TAP,
-                 "net_ipoibcm0,fabric=%s,guid=%s,srq=%s" %
-                 (fabric, guid, srq)]
+                 "net_ipoibcm0,fabric=%s,guid=%s,srq=%s%s" %
+                 (fabric, guid, srq, devargs)]
         self.pmd = TestPmd("kh_" + tag, vdevs, list(pmd_args),
                            main_lcore=main_lcore, wrap=self.ns.cmd(),
                            start_timeout=patience(60))
@@ -162,3 +163,21 @@ class KernelHost:
         rc = self.pmd.quit(timeout=patience(60))
         self.ns.delete()
         return rc
+
+
+def ping(host, dst, *opts):
+    """5 pings from host's kernel to dst, all answered."""
+    p = host.ns.run(["ping", "-c", "5", "-W", str(patience(5))] +
+                    list(opts) + [dst], check=False, timeout=patience(120))
+    return p.returncode == 0 and " 5 received" in p.stdout
+
+
+def wait_listen(host, port, proto="t", timeout=patience(30)):
+    """The server's socket is bound: ss polled until it is."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        out = host.ns.run(["ss", "-H", "-ln" + proto,
+                           "sport = :%d" % port], quiet=True).stdout
+        if out.strip():
+            return True
+    return False

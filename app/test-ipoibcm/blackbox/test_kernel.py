@@ -31,10 +31,10 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
 from ipoibtest import BUILD, ENV, check, done
-from netns import SANITIZED, KernelHost, netns_left, patience
+from netns import SANITIZED, KernelHost, netns_left, patience, ping, \
+    wait_listen
 from testpmd import TestPmd
 
 SRQ = sys.argv[1]
@@ -43,23 +43,6 @@ TCP_BYTES = (1 if SANITIZED else 4) << 20
 UDP_ECHOES = 50 if SANITIZED else 200
 HERE = os.path.dirname(os.path.abspath(__file__))
 PEERS = os.path.join(BUILD, "app/ipoibcm-peers/dpdk-ipoibcm-peers")
-
-
-def ping(host, dst, *opts):
-    p = host.ns.run(["ping", "-c", "5", "-W", str(patience(5))] +
-                    list(opts) + [dst], check=False, timeout=patience(120))
-    return p.returncode == 0 and " 5 received" in p.stdout
-
-
-def wait_listen(host, port, proto="t", timeout=patience(30)):
-    """The server's socket is bound: ss polled until it is."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        out = host.ns.run(["ss", "-H", "-ln" + proto,
-                           "sport = :%d" % port], quiet=True).stdout
-        if out.strip():
-            return True
-    return False
 
 
 def tcp_transfer(a, b, family, port):

@@ -3,9 +3,10 @@
 """UDP echo for the kernel tests, run inside a test's namespace.
 
 server ADDR PORT: echo every datagram back, until killed.
-client ADDR PORT N SIZE TIMEOUT: send N datagrams one at a time, each
-  waiting for its echo (a datagram lost is not resent); print how many
-  came back intact, exit 0 if all did.
+client ADDR PORT N SIZE TIMEOUT [SPORT]: send N datagrams one at a time,
+  each waiting for its echo (a datagram lost is not resent), from source
+  port SPORT if given; print how many came back intact, exit 0 if all
+  did.
 """
 
 import os
@@ -26,8 +27,10 @@ def server(addr, port):
         s.sendto(data, peer)
 
 
-def client(addr, port, n, size, timeout):
+def client(addr, port, n, size, timeout, sport=0):
     s = socket.socket(family(addr), socket.SOCK_DGRAM)
+    if sport:
+        s.bind(("::" if ":" in addr else "0.0.0.0", sport))
     s.settimeout(timeout)
     ok = 0
     for i in range(n):
@@ -46,4 +49,5 @@ if sys.argv[1] == "server":
     server(sys.argv[2], int(sys.argv[3]))
 else:
     sys.exit(client(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]),
-                    int(sys.argv[5]), float(sys.argv[6])))
+                    int(sys.argv[5]), float(sys.argv[6]),
+                    int(sys.argv[7]) if len(sys.argv) > 7 else 0))
