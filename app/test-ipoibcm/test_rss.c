@@ -7,6 +7,7 @@
  * Every queue's traffic is counted, by the test and by the port.
  */
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -341,6 +342,101 @@ test_rss_ud_off(void)
 }
 REGISTER_TEST(rss_ud_off, test_rss_ud_off,
 	      "no RSS asked for: UD on rx queue 0 only");
+
+/* One frame of every flow; true: each queue's count of them in got[]. */
+static int
+rss_round(struct rss_rx *rx, uint16_t s, const struct rte_ether_addr *sm,
+	  const struct rte_ether_addr *rm, uint32_t seq, uint64_t *got)
+{
+	unsigned int f, q;
+
+	rss_rx_reset(rx, rx->port);
+	for (f = 0; f < RSS_FLOWS; f++)
+		TEST_RUN(rss_send(s, sm, rm, f, seq));
+	TEST_ASSERT(rss_wait(rx, RSS_FLOWS), "round %u received", seq);
+	for (q = 0; q < RSS_NQ; q++)
+		got[q] = rx->q[q].total;
+	printf("    round %u: %" PRIu64 " and %" PRIu64 " frames on queues 0 "
+	       "and 1\n", seq, got[0], got[1]);
+	return 0;
+}
+
+/*
+ * The hash functions and the key are what the application set: with
+ * RTE_ETH_RSS_IP only, the flows of one address pair (UDP ports apart)
+ * hash alike and share a queue; updated to UDP too, at run time, they
+ * spread; with a key of zeros every Toeplitz hash is 0: queue 0. The
+ * key and functions read back as set; a key of another length is
+ * refused and changes nothing.
+ */
+static int
+test_rss_ud_conf(void)
+{
+	static const uint8_t zeros[40];
+	uint8_t key[64], bad[39] = { 0 };
+	struct rte_eth_rss_conf rc = { 0 };
+	struct rte_ether_addr sm, rm;
+	struct rte_eth_dev_info di;
+	uint64_t got[RSS_NQ], deadline;
+	struct rss_rx rx;
+	char args[96];
+	uint16_t s, r;
+
+	snprintf(args, sizeof(args), "fabric=%s", test_fabric("t_rss_cf"));
+	TEST_RUN(test_port_create("net_ipoibcm_cs", args, 1, 1500, &s));
+	snprintf(args, sizeof(args), "fabric=%s,srq=off,mem_budget=64K",
+		 test_fabric("t_rss_cf"));
+	TEST_RUN(test_port_create_rss("net_ipoibcm_cr", args, RSS_NQ, 1500,
+				      RTE_ETH_RSS_IP, &r));
+	TEST_ASSERT(rte_eth_dev_info_get(r, &di) == 0 &&
+		    di.hash_key_size == 40, "a 40-byte key");
+	rc.rss_key = key;
+	rc.rss_key_len = sizeof(key);
+	TEST_ASSERT_EQ(rte_eth_dev_rss_hash_conf_get(r, &rc), 0, "conf_get");
+	TEST_ASSERT(rc.rss_hf == RTE_ETH_RSS_IP && rc.rss_key_len == 40,
+		    "hf 0x%" PRIx64 ", key of %u", rc.rss_hf, rc.rss_key_len);
+	TEST_ASSERT(key[0] == 0x6d && key[39] == 0xfa, "the default key");
+	rte_eth_macaddr_get(s, &sm);
+	rte_eth_macaddr_get(r, &rm);
+	rss_rx_reset(&rx, r);
+	deadline = test_now_ms() + TEST_HANG_MS;
+	while (rss_total(&rx) == 0 && test_now_ms() < deadline) {
+		TEST_RUN(rss_send(s, &sm, &rm, 0, 0));
+		rss_poll(&rx);
+		rte_delay_ms(1);	/* paces the retries; the loop waits */
+	}
+	TEST_RUN(rss_settle(&rx, &s, 1));
+
+	TEST_RUN(rss_round(&rx, s, &sm, &rm, 1, got));
+	TEST_ASSERT(got[0] == RSS_FLOWS || got[1] == RSS_FLOWS,
+		    "addresses only: one address pair, one queue");
+	rc.rss_key = NULL;
+	rc.rss_hf = RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP;
+	TEST_ASSERT_EQ(rte_eth_dev_rss_hash_update(r, &rc), 0, "UDP too");
+	TEST_RUN(rss_round(&rx, s, &sm, &rm, 2, got));
+	TEST_ASSERT(got[0] > 0 && got[1] > 0, "UDP ports too: spread");
+
+	rc.rss_key = bad;
+	rc.rss_key_len = sizeof(bad);
+	TEST_ASSERT(rte_eth_dev_rss_hash_update(r, &rc) < 0,
+		    "a key of 39 bytes is refused");
+	rc.rss_key = (uint8_t *)(uintptr_t)zeros;
+	rc.rss_key_len = sizeof(zeros);
+	TEST_ASSERT_EQ(rte_eth_dev_rss_hash_update(r, &rc), 0, "zero key");
+	TEST_RUN(rss_round(&rx, s, &sm, &rm, 3, got));
+	TEST_ASSERT_EQ(got[0], RSS_FLOWS, "a key of zeros: every hash 0");
+	rc.rss_key = key;
+	rc.rss_key_len = sizeof(key);
+	TEST_ASSERT_EQ(rte_eth_dev_rss_hash_conf_get(r, &rc), 0, "conf_get");
+	TEST_ASSERT(memcmp(key, zeros, sizeof(zeros)) == 0 &&
+		    rc.rss_hf == (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP),
+		    "read back as set");
+	test_port_destroy("net_ipoibcm_cs");
+	test_port_destroy("net_ipoibcm_cr");
+	return 0;
+}
+REGISTER_TEST(rss_ud_conf, test_rss_ud_conf,
+	      "RSS: hash functions and key as set, at run time too");
 
 /*
  * RC: two senders connect to R (two rx queues, RSS): their connections

@@ -11,6 +11,7 @@ spreads over its queues by flow (addresses and UDP ports: ipoib_rss.c).
 
 The flows: UDP echoes from 8 fixed source ports of A's kernel to B's, over
 IPv4 and over IPv6 (ARP and Neighbor Discovery through the fabric first).
+testpmd reads B's hash functions and key back (show port rss-hash key).
 Every datagram must come back, and both of B's ipoibcm receive queues
 must have received some of them (rx_q0_packets, rx_q1_packets, counted
 around the flows). The flows and addresses are fixed, so is their hash:
@@ -31,6 +32,9 @@ ECHO = os.path.join(HERE, "udp_echo.py")
 SPORTS = range(40001, 40009)	# the flows' source ports
 ECHOES = 10			# per flow
 NQ = 2
+# the driver's default key (Microsoft's RSS verification suite's)
+MS_KEY = "6d5a56da255b0ec24167253d43a38fb0d0ca2bcbae7b30b477cb2da38030f20c" \
+    "6a42b73bbeac01fa"
 
 
 def queues(host):
@@ -74,6 +78,11 @@ def main():
                                           "--txq=%d" % NQ, "--rss-udp"],
                                 devargs=",shm_cm_listen=none"))
         a, b = hosts
+        out = b.pmd.cmd("show port 1 rss-hash key")
+        check("udp" in out.lower() and MS_KEY in out.lower().replace(
+            " ", "").replace("\n", ""),
+              "testpmd reads B's hash functions and key back: %s" %
+              out.strip())
         for h in hosts:
             h.up()
         check(a.wait_dad() and b.wait_dad(), "IPv6 addresses usable")

@@ -354,6 +354,9 @@ struct ipoib_priv {
 	uint16_t pkey_index;		/* of cfg.pkey in the port's table */
 	/* dev_info's: data, since secondaries read it (never priv->ops) */
 	uint64_t rss_offloads;
+	/* RSS of UD receive as configured (ipoib_rss.c): hf and key */
+	uint64_t rss_hf;
+	struct ipoib_rss_conf rss;
 	struct ipoib_ud ud;
 	/* multicast: AHs to send, groups joined to receive */
 	struct ipoib_mcast mcast[IPOIB_MCAST_MAX];

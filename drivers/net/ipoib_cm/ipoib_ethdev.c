@@ -22,6 +22,7 @@
 #include "ipoib_lpbk.h"
 #include "ipoib_queue_ctl.h"
 #include "ipoib_reaper.h"
+#include "ipoib_rss.h"
 #include "ipoib_rxq.h"
 #include "ipoib_secondary.h"
 #include "ipoib_telemetry.h"
@@ -73,6 +74,7 @@ ipoib_dev_configure(struct rte_eth_dev *dev)
 {
 	const struct rte_eth_conf *conf = &dev->data->dev_conf;
 	struct ipoib_priv *priv = dev->data->dev_private;
+	int ret;
 
 	ipoib_adopt_queue_array(priv, &dev->data->rx_queues,
 				&priv->acct_rxq_arr, &priv->acct_rxq_arr_bytes,
@@ -87,6 +89,9 @@ ipoib_dev_configure(struct rte_eth_dev *dev)
 			  conf->rxmode.mq_mode);
 		return -ENOTSUP;
 	}
+	ret = ipoib_rss_configure(dev);
+	if (ret < 0)
+		return ret;
 	return ipoib_lpbk_check(dev);
 }
 
@@ -330,6 +335,8 @@ static const struct eth_dev_ops ipoib_dev_ops = {
 	.rx_queue_stop = ipoib_rx_queue_stop,
 	.tx_queue_start = ipoib_tx_queue_start,
 	.tx_queue_stop = ipoib_tx_queue_stop,
+	.rss_hash_update = ipoib_rss_hash_update,
+	.rss_hash_conf_get = ipoib_rss_hash_conf_get,
 };
 
 /* Devices probed by this (primary) process and not yet removed. */

@@ -255,13 +255,14 @@ struct ipoib_hca_ops {
 	/*
 	 * UD QP ud: spread what arrives for it by flow over the receive
 	 * queues and CQs of the n UD QPs qps, ud among them, as an HCA's
-	 * RSS spreads over receive work queues: IPv4/IPv6 addresses, and
-	 * TCP/UDP ports when not a fragment; anything else stays on ud's.
+	 * RSS spreads over receive work queues: by conf (struct
+	 * ipoib_rss_conf), the hash modulo n; anything else stays on ud's.
 	 * n < 2 stops it; n <= IPOIB_MAX_QUEUES. NULL: the transport cannot
 	 * (everything arrives on ud's own receive queue).
 	 */
 	int (*ud_rss_set)(struct ipoib_hca_qp *ud,
-			  struct ipoib_hca_qp *const *qps, uint16_t n);
+			  struct ipoib_hca_qp *const *qps, uint16_t n,
+			  const struct ipoib_rss_conf *conf);
 
 	struct ipoib_hca_ah *(*ah_create)(struct ipoib_hca *hca,
 					  const struct ipoib_ah_attr *attr);

@@ -259,7 +259,7 @@ ipoib_shm_qp_destroy(struct ipoib_hca_qp *qp)
 
 static int
 ipoib_shm_ud_rss_set(struct ipoib_hca_qp *ud, struct ipoib_hca_qp *const *qps,
-		     uint16_t n)
+		     uint16_t n, const struct ipoib_rss_conf *conf)
 {
 	struct shm_qp *rqs[SHM_RSS_MAX];
 	uint16_t i;
@@ -268,7 +268,7 @@ ipoib_shm_ud_rss_set(struct ipoib_hca_qp *ud, struct ipoib_hca_qp *const *qps,
 		return -EINVAL;
 	for (i = 0; i < n; i++)
 		rqs[i] = TO_SHM(qp, qps[i]);
-	return shm_qp_rss_set(TO_SHM(qp, ud), rqs, n);
+	return shm_qp_rss_set(TO_SHM(qp, ud), rqs, n, conf);
 }
 
 static uint32_t

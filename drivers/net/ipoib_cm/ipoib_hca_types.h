@@ -92,6 +92,26 @@ enum ipoib_cm_event_type {
 #define IPOIB_REJ_CONSUMER		28
 
 /*
+ * Receive-side scaling of a UD QP (ops->ud_rss_set()): the Toeplitz hash
+ * of a 40-byte key over what the types name, as a NIC's RSS: an IPv4 or
+ * IPv6 packet by its source and destination addresses, and by its source
+ * and destination ports too when it is TCP or UDP (not a fragment) and
+ * that type is on. A packet no type covers stays on the QP's own queue.
+ */
+#define IPOIB_RSS_KEY_LEN	40
+#define IPOIB_RSS_IPV4		(1u << 0)
+#define IPOIB_RSS_IPV4_TCP	(1u << 1)
+#define IPOIB_RSS_IPV4_UDP	(1u << 2)
+#define IPOIB_RSS_IPV6		(1u << 3)
+#define IPOIB_RSS_IPV6_TCP	(1u << 4)
+#define IPOIB_RSS_IPV6_UDP	(1u << 5)
+
+struct ipoib_rss_conf {
+	uint8_t key[IPOIB_RSS_KEY_LEN];
+	uint32_t types;			/* IPOIB_RSS_* */
+};
+
+/*
  * Fault injection on what a port receives (tests): set from devargs, by
  * rte_pmd_ipoibcm_faults_set(), or on a fabric port directly.
  */

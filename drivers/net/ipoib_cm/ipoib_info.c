@@ -48,6 +48,7 @@ ipoib_dev_infos_get(struct rte_eth_dev *dev, struct rte_eth_dev_info *info)
 	info->default_txportconf.nb_queues = 1;
 	/* UD by flow (RC by connection, whatever the configuration) */
 	info->flow_type_rss_offloads = priv->rss_offloads;
+	info->hash_key_size = priv->rss_offloads != 0 ? IPOIB_RSS_KEY_LEN : 0;
 	info->speed_capa = RTE_ETH_LINK_SPEED_FIXED;
 	info->dev_capa = 0;
 	return 0;

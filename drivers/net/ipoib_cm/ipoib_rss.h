@@ -21,6 +21,20 @@
  */
 void ipoib_rss_init(struct ipoib_priv *priv);
 /*
+ * dev_configure: the hash types and key asked for (rx_adv_conf.rss_conf;
+ * no key: the default one). -EINVAL: a key of another length than
+ * IPOIB_RSS_KEY_LEN.
+ */
+int ipoib_rss_configure(struct rte_eth_dev *dev);
+/*
+ * rte_eth_dev_rss_hash_update(): new types, and key if one is given; in
+ * force at once if UD is spread now, else from the next start.
+ */
+int ipoib_rss_hash_update(struct rte_eth_dev *dev,
+			  struct rte_eth_rss_conf *conf);
+int ipoib_rss_hash_conf_get(struct rte_eth_dev *dev,
+			    struct rte_eth_rss_conf *conf);
+/*
  * dev_start, the rx queues started: with RSS asked for (mq_mode RSS, a
  * hash type we spread by) on more than one rx queue, queues 1.. get a
  * UD receive queue of their own and the UD QP spreads over them. Nothing

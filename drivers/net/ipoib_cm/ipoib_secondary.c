@@ -32,9 +32,10 @@
 #include <rte_string_fns.h>
 
 #include "ipoib_cm.h"
-#include "ipoib_info.h"
 #include "ipoib_filter.h"
+#include "ipoib_info.h"
 #include "ipoib_log.h"
+#include "ipoib_rss.h"
 #include "ipoib_secondary.h"
 #include "ipoib_telemetry.h"
 #include "ipoib_xstats.h"
@@ -279,6 +280,7 @@ static const struct eth_dev_ops ipoib_sec_ops = {
 	.txq_info_get = ipoib_txq_info_get,
 	.rx_burst_mode_get = ipoib_sec_burst_mode_get,
 	.tx_burst_mode_get = ipoib_sec_burst_mode_get,
+	.rss_hash_conf_get = ipoib_rss_hash_conf_get,	/* data only */
 };
 
 /*

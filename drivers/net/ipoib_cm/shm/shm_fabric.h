@@ -216,13 +216,18 @@ int shm_qp_modify(struct shm_qp *qp, enum shm_qp_state state);
 /*
  * UD qp: spread what arrives for it by flow over the receive queues (and
  * CQs) of the n UD QPs rqs, itself among them, as an HCA spreads over
- * receive work queues (RSS): IPv4 and IPv6 by addresses, TCP and UDP
- * (not a fragment) by ports too; anything else goes to qp's own. The
- * others only receive: they are not in any group, and nobody sends to
- * their QPNs. n = 0 (or 1) stops it. At most SHM_RSS_MAX.
+ * receive work queues (RSS): the Toeplitz hash of conf's key over what
+ * its types cover (struct ipoib_rss_conf), modulo n; anything else goes
+ * to qp's own. The others only receive: they are not in any group, and
+ * nobody sends to their QPNs. n = 0 (or 1) stops it. At most
+ * SHM_RSS_MAX.
  */
 #define SHM_RSS_MAX	16
-int shm_qp_rss_set(struct shm_qp *qp, struct shm_qp *const *rqs, uint32_t n);
+int shm_qp_rss_set(struct shm_qp *qp, struct shm_qp *const *rqs, uint32_t n,
+		   const struct ipoib_rss_conf *conf);
+/* The Toeplitz hash of in[len] (len <= 36) with key (40 bytes). */
+uint32_t shm_rss_toeplitz(const uint8_t *key, const uint8_t *in,
+			  uint32_t len);
 /*
  * Send n messages. Returns how many were sent (in order). A UD message
  * that cannot be delivered is dropped and counted, as on a wire; an RC

@@ -30,7 +30,7 @@
 #include "shm_log.h"
 
 #define SHM_MAGIC		0x69706f6962636d31ULL	/* "ipoibcm1" */
-#define SHM_VERSION		6	/* 6: UD receive spread (rss) */
+#define SHM_VERSION		7	/* 7: RSS key and hash types */
 /*
  * A process's arena is a set of segments, each a shared memory object
  * mapped whole: applications that mlockall() (testpmd does) lock every page
@@ -152,10 +152,13 @@ struct shm_qp_ent {
 	 * UD: what arrives is spread by flow over the receive queues of
 	 * these QPs (this one among them), their CQs too, as an HCA's RSS
 	 * spreads over its receive work queues (shm_qp_rss_set()). Read
-	 * without the lock: the QPNs first, nr_rss last (0: not spread).
+	 * without the lock: the QPNs, key and types first, nr_rss last (0:
+	 * not spread); relaxed words, as a sender may read them meanwhile.
 	 */
 	uint32_t nr_rss;
 	uint32_t rss[SHM_RSS_MAX];
+	uint32_t rss_key[IPOIB_RSS_KEY_LEN / 4];	/* bytes in order */
+	uint32_t rss_types;				/* IPOIB_RSS_* */
 } SHM_ALIGNED;
 
 struct shm_mcg_ent {

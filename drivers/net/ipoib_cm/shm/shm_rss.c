@@ -8,11 +8,12 @@
  * message's IP header at delivery (shm_rss_pick()), so the frames of one
  * flow always land on one queue, in order.
  *
- * The hash covers what a NIC's RSS covers: IPv4 and IPv6 source and
- * destination addresses, and the TCP or UDP ports when the packet is not
- * a fragment (so that every fragment of a datagram lands where its first
- * does). Anything else (ARP, ICMP without an IP flow of its own...) goes
- * to the QP's own receive queue.
+ * The hash is a NIC's: Toeplitz with the receiver's 40-byte key over the
+ * IPv4 or IPv6 source and destination addresses, then the TCP or UDP
+ * source and destination ports when the packet is not a fragment (so that
+ * every fragment of a datagram lands where its first does) and the
+ * receiver's hash types (struct ipoib_rss_conf) cover them. Anything else
+ * (ARP, a type not covered) goes to the QP's own receive queue.
  */
 
 #include <errno.h>
@@ -24,11 +25,13 @@
 #define SHM_RSS_PEEK	(IPOIB_HDR_LEN + 40 + 4)	/* IPv6 header, ports */
 
 int
-shm_qp_rss_set(struct shm_qp *qp, struct shm_qp *const *rqs, uint32_t n)
+shm_qp_rss_set(struct shm_qp *qp, struct shm_qp *const *rqs, uint32_t n,
+	       const struct ipoib_rss_conf *conf)
 {
-	uint32_t i;
+	uint32_t i, w;
 
-	if (qp->type != SHM_QPT_UD || n > SHM_RSS_MAX)
+	if (qp->type != SHM_QPT_UD || n > SHM_RSS_MAX ||
+	    (n >= 2 && conf == NULL))
 		return -EINVAL;
 	for (i = 0; i < n; i++)
 		if (rqs[i]->type != SHM_QPT_UD || rqs[i]->port != qp->port)
@@ -39,8 +42,31 @@ shm_qp_rss_set(struct shm_qp *qp, struct shm_qp *const *rqs, uint32_t n)
 		return 0;
 	for (i = 0; i < n; i++)
 		shm_store_relaxed(&qp->ent->rss[i], rqs[i]->qpn);
+	for (i = 0; i < IPOIB_RSS_KEY_LEN / 4; i++) {
+		memcpy(&w, conf->key + 4 * i, 4);
+		shm_store_relaxed(&qp->ent->rss_key[i], w);
+	}
+	shm_store_relaxed(&qp->ent->rss_types, conf->types);
 	shm_store(&qp->ent->nr_rss, n);
 	return 0;
+}
+
+uint32_t
+shm_rss_toeplitz(const uint8_t *key, const uint8_t *in, uint32_t len)
+{
+	uint32_t h = 0, v, i, b;
+
+	/* v: the key's 32 bits at the input bit being looked at */
+	v = (uint32_t)key[0] << 24 | (uint32_t)key[1] << 16 |
+	    (uint32_t)key[2] << 8 | key[3];
+	for (i = 0; i < len && i + 4 < IPOIB_RSS_KEY_LEN; i++) {
+		for (b = 0; b < 8; b++) {
+			if (in[i] & (0x80u >> b))
+				h ^= v;
+			v = v << 1 | ((key[i + 4] >> (7 - b)) & 1u);
+		}
+	}
+	return h;
 }
 
 /* The first bytes of the message, gathered: how many there were. */
@@ -61,56 +87,61 @@ shm_rss_peek(const struct shm_send *wr, uint8_t *b)
 	return got;
 }
 
-static inline uint32_t
-shm_rss_mix(uint32_t h, const uint8_t *p, uint32_t len)
-{
-	uint32_t i, v;
-
-	for (i = 0; i + 4 <= len; i += 4) {
-		memcpy(&v, p + i, 4);
-		h ^= v;
-		h *= 0x9e3779b1u;
-		h ^= h >> 15;
-	}
-	return h;
-}
-
-/* The flow's hash into *hash; false: not an IP flow (the QP's own). */
+/*
+ * The flow's hash into *hash, by the receiver q's key and types; false:
+ * no type covers it (the QP's own queue).
+ */
 static bool
-shm_rss_hash(const struct shm_send *wr, uint32_t *hash)
+shm_rss_hash(const struct shm_qp_ent *q, const struct shm_send *wr,
+	     uint32_t *hash)
 {
-	uint8_t b[SHM_RSS_PEEK];
-	uint32_t len = shm_rss_peek(wr, b), ports = 0, h;
+	uint32_t types = shm_load_relaxed(&q->rss_types), w, i;
+	uint8_t b[SHM_RSS_PEEK], in[36], key[IPOIB_RSS_KEY_LEN];
+	uint32_t len = shm_rss_peek(wr, b), ports = 0, n;
 	const uint8_t *ip = b + IPOIB_HDR_LEN;
+	uint32_t l3, l4_tcp, l4_udp;
 	uint16_t type;
 	uint8_t proto;
+	bool frag;
 
 	if (len < IPOIB_HDR_LEN + 20)
 		return false;
 	type = (uint16_t)(b[0] << 8 | b[1]);
 	if (type == 0x0800 && (ip[0] >> 4) == 4) {
-		uint32_t ihl = (ip[0] & 0xfu) * 4u;
-		bool frag = ((ip[6] << 8 | ip[7]) & 0x3fff) != 0;
-
 		proto = ip[9];
-		h = shm_rss_mix(0x811c9dc5u, ip + 12, 8);
-		if (!frag && (proto == 6 || proto == 17))
-			ports = IPOIB_HDR_LEN + ihl;
+		frag = ((ip[6] << 8 | ip[7]) & 0x3fff) != 0;
+		memcpy(in, ip + 12, 8);
+		n = 8;
+		ports = IPOIB_HDR_LEN + (ip[0] & 0xfu) * 4u;
+		l3 = IPOIB_RSS_IPV4;
+		l4_tcp = IPOIB_RSS_IPV4_TCP;
+		l4_udp = IPOIB_RSS_IPV4_UDP;
 	} else if (type == 0x86dd && (ip[0] >> 4) == 6 &&
 		   len >= IPOIB_HDR_LEN + 40) {
 		proto = ip[6];
-		h = shm_rss_mix(0x811c9dc5u, ip + 8, 32);
-		if (proto == 6 || proto == 17)
-			ports = IPOIB_HDR_LEN + 40;
+		frag = false;	/* a fragment header is proto 44 */
+		memcpy(in, ip + 8, 32);
+		n = 32;
+		ports = IPOIB_HDR_LEN + 40;
+		l3 = IPOIB_RSS_IPV6;
+		l4_tcp = IPOIB_RSS_IPV6_TCP;
+		l4_udp = IPOIB_RSS_IPV6_UDP;
 	} else {
 		return false;
 	}
-	if (ports != 0 && ports + 4 <= len)
-		h = shm_rss_mix(h ^ proto, b + ports, 4);
-	h ^= h >> 16;
-	h *= 0x85ebca6bu;
-	h ^= h >> 13;
-	*hash = h;
+	if (!frag && ports + 4 <= len &&
+	    ((proto == 6 && (types & l4_tcp)) ||
+	     (proto == 17 && (types & l4_udp)))) {
+		memcpy(in + n, b + ports, 4);
+		n += 4;
+	} else if (!(types & l3)) {
+		return false;
+	}
+	for (i = 0; i < IPOIB_RSS_KEY_LEN / 4; i++) {
+		w = shm_load_relaxed(&q->rss_key[i]);
+		memcpy(key + 4 * i, &w, 4);
+	}
+	*hash = shm_rss_toeplitz(key, in, n);
 	return true;
 }
 
@@ -124,7 +155,7 @@ shm_rss_pick(struct shm_fabric *f, const struct shm_qp_ent *q,
 
 	if (n < 2 || n > SHM_RSS_MAX)
 		return d;
-	if (!shm_rss_hash(wr, &h))
+	if (!shm_rss_hash(q, wr, &h))
 		return d;
 	qpn = shm_load_relaxed(&q->rss[h % n]);
 	if (qpn == *dqpn)
