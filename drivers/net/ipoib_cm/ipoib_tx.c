@@ -112,9 +112,12 @@ ipoib_tx_unready(struct ipoib_txq *txq, const struct rte_ether_addr *dst,
 		if (peer == NULL) {
 			if (ipoib_tx_may_resolve(priv, dst))
 				*act = IPOIB_TX_HOLD;
-		} else if (__atomic_load_n(&peer->ah, __ATOMIC_RELAXED) !=
+		} else if (__atomic_load_n(&peer->ah, __ATOMIC_ACQUIRE) !=
 			   NULL) {
-			/* ready, but frames to it (may) wait: not taken */
+			/*
+			 * ready (acquire: it may have just become so, and the
+			 * frame may go), but frames to it (may) wait: not taken
+			 */
 			*act = IPOIB_TX_BUSY;
 			if (__atomic_load_n(&peer->held, __ATOMIC_ACQUIRE) ==
 			    0 && __atomic_load_n(&priv->held_anon_mac[
