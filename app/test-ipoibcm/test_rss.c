@@ -258,6 +258,28 @@ rss_send(uint16_t port, const struct rte_ether_addr *src,
 }
 
 /*
+ * First contact of sender s with R (rx's port): frames of flow 0 until
+ * one arrives (held frames, the refused REQ), then rss_settle(). Nothing
+ * it sent is counted.
+ */
+static int
+rss_first_contact(struct rss_rx *rx, uint16_t s,
+		  const struct rte_ether_addr *sm,
+		  const struct rte_ether_addr *rm)
+{
+	uint64_t deadline = test_now_ms() + TEST_HANG_MS;
+
+	rss_rx_reset(rx, rx->port);
+	while (rss_total(rx) == 0 && test_now_ms() < deadline) {
+		TEST_RUN(rss_send(s, sm, rm, 0, 0));
+		rss_poll(rx);
+		rte_delay_ms(1);	/* paces the retries; the loop waits */
+	}
+	TEST_ASSERT(rss_total(rx) > 0, "a first frame arrived");
+	return rss_settle(rx, &s, 1);
+}
+
+/*
  * UD: R refuses every connection (a budget below one receive ring), so S
  * sends to it over UD; RSS_FLOWS flows, RSS_ROUNDS frames each.
  */
@@ -265,7 +287,7 @@ static int
 rss_ud(uint64_t rss_hf)
 {
 	struct rte_ether_addr sm, rm;
-	uint64_t base[RSS_NQ], deadline;
+	uint64_t base[RSS_NQ];
 	int fq[RSS_FLOWS];
 	struct rss_rx rx;
 	char args[96];
@@ -280,16 +302,8 @@ rss_ud(uint64_t rss_hf)
 				      rss_hf, &r));
 	rte_eth_macaddr_get(s, &sm);
 	rte_eth_macaddr_get(r, &rm);
-	/* first contact (held frames, the refused REQ) out of the way */
-	rss_rx_reset(&rx, r);
-	deadline = test_now_ms() + TEST_HANG_MS;
-	while (rss_total(&rx) == 0 && test_now_ms() < deadline) {
-		TEST_RUN(rss_send(s, &sm, &rm, 0, 0));
-		rss_poll(&rx);
-		rte_delay_ms(1);	/* paces the retries; the loop waits */
-	}
-	TEST_ASSERT(rss_total(&rx) > 0, "a first frame arrived");
-	TEST_RUN(rss_settle(&rx, &s, 1));
+	rx.port = r;
+	TEST_RUN(rss_first_contact(&rx, s, &sm, &rm));
 	rss_rx_reset(&rx, r);
 	rss_queue_stats(r, base);
 	rss_rx_launch(&rx);
@@ -377,7 +391,7 @@ test_rss_ud_conf(void)
 	struct rte_eth_rss_conf rc = { 0 };
 	struct rte_ether_addr sm, rm;
 	struct rte_eth_dev_info di;
-	uint64_t got[RSS_NQ], deadline;
+	uint64_t got[RSS_NQ];
 	struct rss_rx rx;
 	char args[96];
 	uint16_t s, r;
@@ -398,14 +412,8 @@ test_rss_ud_conf(void)
 	TEST_ASSERT(key[0] == 0x6d && key[39] == 0xfa, "the default key");
 	rte_eth_macaddr_get(s, &sm);
 	rte_eth_macaddr_get(r, &rm);
-	rss_rx_reset(&rx, r);
-	deadline = test_now_ms() + TEST_HANG_MS;
-	while (rss_total(&rx) == 0 && test_now_ms() < deadline) {
-		TEST_RUN(rss_send(s, &sm, &rm, 0, 0));
-		rss_poll(&rx);
-		rte_delay_ms(1);	/* paces the retries; the loop waits */
-	}
-	TEST_RUN(rss_settle(&rx, &s, 1));
+	rx.port = r;
+	TEST_RUN(rss_first_contact(&rx, s, &sm, &rm));
 
 	TEST_RUN(rss_round(&rx, s, &sm, &rm, 1, got));
 	TEST_ASSERT(got[0] == RSS_FLOWS || got[1] == RSS_FLOWS,

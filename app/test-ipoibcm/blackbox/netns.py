@@ -181,3 +181,12 @@ def wait_listen(host, port, proto="t", timeout=patience(30)):
         if out.strip():
             return True
     return False
+
+
+def finish(hosts, fabric, check):
+    """Every host's testpmd quits cleanly; no namespace, no fabric left."""
+    for h in hosts:
+        check(h.close() == 0, "%s's testpmd exits cleanly" % h.tag)
+    check(not netns_left(), "no namespace left")
+    leftover = [f for f in os.listdir("/dev/shm") if fabric in f]
+    check(not leftover, "no fabric objects left: %s" % leftover)

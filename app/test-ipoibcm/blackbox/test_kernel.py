@@ -33,7 +33,7 @@ import sys
 import tempfile
 
 from ipoibtest import BUILD, ENV, check, done
-from netns import SANITIZED, KernelHost, netns_left, patience, ping, \
+from netns import SANITIZED, KernelHost, finish, patience, ping, \
     wait_listen
 from testpmd import TestPmd
 
@@ -234,11 +234,7 @@ def main():
                     k.startswith("rx_mcast") or k.startswith("mcast") or
                     k.endswith("_packets") or "drop" in k)}), flush=True)
     finally:
-        for h in hosts:
-            check(h.close() == 0, "%s's testpmd exits cleanly" % h.tag)
-    check(not netns_left(), "no namespace left")
-    leftover = [f for f in os.listdir("/dev/shm") if FABRIC in f]
-    check(not leftover, "no fabric objects left: %s" % leftover)
+        finish(hosts, FABRIC, check)
     done()
 
 

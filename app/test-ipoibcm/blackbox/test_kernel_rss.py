@@ -24,7 +24,7 @@ import subprocess
 import sys
 
 from ipoibtest import check, done
-from netns import KernelHost, netns_left, patience, ping, wait_listen
+from netns import KernelHost, finish, patience, ping, wait_listen
 
 FABRIC = "bb_krss_%d" % os.getpid()
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -98,11 +98,7 @@ def main():
                 k.startswith("rx_q") or k.endswith("_packets") or
                 "drop" in k)}, flush=True)
     finally:
-        for h in hosts:
-            check(h.close() == 0, "%s's testpmd exits cleanly" % h.tag)
-    check(not netns_left(), "no namespace left")
-    leftover = [f for f in os.listdir("/dev/shm") if FABRIC in f]
-    check(not leftover, "no fabric objects left: %s" % leftover)
+        finish(hosts, FABRIC, check)
     done()
 
 
