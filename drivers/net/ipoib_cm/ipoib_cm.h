@@ -405,8 +405,8 @@ struct ipoib_priv {
 	 * ipoib_held.anon), not sent yet: in all (read by every unicast
 	 * frame's route, written only by such holds) and by bucket of their
 	 * destination MAC (ipoib_held_anon_bucket()). A burst that meets a
-	 * peer while its bucket counts any gives the frame back, as while the
-	 * peer's own frames are held (ipoib_peer.held): it may be behind.
+	 * peer ready while its bucket counts any holds the frame behind them,
+	 * counted with the peer: it may be behind them.
 	 */
 	uint32_t held_anon __rte_cache_aligned;
 	uint16_t held_anon_mac[IPOIB_HELD_ANON_BUCKETS];

@@ -115,16 +115,21 @@ ipoib_tx_unready(struct ipoib_txq *txq, const struct rte_ether_addr *dst,
 		} else if (__atomic_load_n(&peer->ah, __ATOMIC_ACQUIRE) !=
 			   NULL) {
 			/*
-			 * ready (acquire: it may have just become so, and the
-			 * frame may go), but frames to it (may) wait: not taken
+			 * Ready (acquire: it may have just become so, and the
+			 * frame may go). Frames held before the peer existed
+			 * may be its: held behind them, counted with it (they
+			 * go within a round of the control thread); frames
+			 * held for it: not taken, until they have gone.
 			 */
-			*act = IPOIB_TX_BUSY;
-			if (__atomic_load_n(&peer->held, __ATOMIC_ACQUIRE) ==
-			    0 && __atomic_load_n(&priv->held_anon_mac[
-			    ipoib_held_anon_bucket(dst)], __ATOMIC_ACQUIRE) ==
-			    0) {
+			if (__atomic_load_n(&priv->held_anon_mac[
+			    ipoib_held_anon_bucket(dst)], __ATOMIC_ACQUIRE) !=
+			    0)
+				*act = IPOIB_TX_HOLD;
+			else if (__atomic_load_n(&peer->held,
+						 __ATOMIC_ACQUIRE) != 0)
+				*act = IPOIB_TX_BUSY;
+			else
 				*act = IPOIB_TX_SEND;	/* others' held */
-			}
 		} else if (!ipoib_neg_hit(priv, dst)) {
 			*act = IPOIB_TX_HOLD;	/* else: no path just now */
 		}
