@@ -71,42 +71,39 @@ ipoib_rss_types(uint64_t hf)
 	return t;
 }
 
-/* A key of ours, or -EINVAL (logged): NULL keeps the current one. */
+/*
+ * The application's hash functions and key (NULL: the current one kept),
+ * or -EINVAL (logged) for a key of another length, and nothing changed.
+ */
 static int
-ipoib_rss_key_set(struct ipoib_priv *priv, const struct rte_eth_dev *dev,
-		  const uint8_t *key, uint8_t len)
+ipoib_rss_conf_set(struct ipoib_priv *priv, const struct rte_eth_dev *dev,
+		   const struct rte_eth_rss_conf *rc)
 {
-	if (key == NULL)
-		return 0;
-	if (len != IPOIB_RSS_KEY_LEN) {
+	if (rc->rss_key != NULL && rc->rss_key_len != IPOIB_RSS_KEY_LEN) {
 		IPOIB_LOG(ERR, "port %u: RSS key of %u bytes: the key is %u "
-			  "bytes (Toeplitz)", dev->data->port_id, len,
-			  IPOIB_RSS_KEY_LEN);
+			  "bytes (Toeplitz)", dev->data->port_id,
+			  rc->rss_key_len, IPOIB_RSS_KEY_LEN);
 		return -EINVAL;
 	}
-	memcpy(priv->rss.key, key, IPOIB_RSS_KEY_LEN);
+	if (rc->rss_key != NULL)
+		memcpy(priv->rss.key, rc->rss_key, IPOIB_RSS_KEY_LEN);
+	priv->rss_hf = rc->rss_hf & priv->rss_offloads;
+	priv->rss.types = ipoib_rss_types(priv->rss_hf);
 	return 0;
 }
 
 int
 ipoib_rss_configure(struct rte_eth_dev *dev)
 {
-	const struct rte_eth_rss_conf *rc =
-		&dev->data->dev_conf.rx_adv_conf.rss_conf;
 	struct ipoib_priv *priv = dev->data->dev_private;
-	int ret;
 
 	if (!(dev->data->dev_conf.rxmode.mq_mode & RTE_ETH_MQ_RX_RSS_FLAG)) {
 		priv->rss_hf = 0;
 		return 0;
 	}
 	memcpy(priv->rss.key, ipoib_rss_default_key, IPOIB_RSS_KEY_LEN);
-	ret = ipoib_rss_key_set(priv, dev, rc->rss_key, rc->rss_key_len);
-	if (ret < 0)
-		return ret;
-	priv->rss_hf = rc->rss_hf & priv->rss_offloads;
-	priv->rss.types = ipoib_rss_types(priv->rss_hf);
-	return 0;
+	return ipoib_rss_conf_set(priv, dev,
+				  &dev->data->dev_conf.rx_adv_conf.rss_conf);
 }
 
 static bool
@@ -146,11 +143,9 @@ ipoib_rss_hash_update(struct rte_eth_dev *dev, struct rte_eth_rss_conf *conf)
 
 	if (priv->rss_offloads == 0)
 		return -ENOTSUP;
-	ret = ipoib_rss_key_set(priv, dev, conf->rss_key, conf->rss_key_len);
+	ret = ipoib_rss_conf_set(priv, dev, conf);
 	if (ret < 0)
 		return ret;
-	priv->rss_hf = conf->rss_hf & priv->rss_offloads;
-	priv->rss.types = ipoib_rss_types(priv->rss_hf);
 	n = dev->data->dev_started ? ipoib_rss_qps(dev, priv, qps) : 0;
 	return n > 0 ? priv->ops->ud_rss_set(priv->ud_qp, qps, n, &priv->rss) :
 		       0;
