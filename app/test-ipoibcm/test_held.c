@@ -39,10 +39,6 @@
 #define HELD_ANON	500	/* of them held before B is a peer */
 #define HELD_FIRST_ROUNDS	3
 
-/* The payload's first byte: the frame's sequence number, modulo 256. */
-#define HELD_SEQ_OFF	(sizeof(struct rte_ether_hdr) + \
-			 sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr))
-
 struct held_pair {
 	char an[32], bn[32];
 	uint16_t a, b;
@@ -148,35 +144,6 @@ held_blast(uint16_t port, struct rte_mbuf **m, uint32_t n)
 	return 0;
 }
 
-/* Receive frames seq from..to-1 at port, in that order. */
-static int
-held_expect(uint16_t port, uint32_t from, uint32_t to)
-{
-	struct rte_mbuf *rx[64];
-	uint32_t seq = from;
-	uint16_t n, i;
-
-	while (seq < to) {
-		n = test_rx_until(port, rx, (uint16_t)RTE_MIN(to - seq,
-				  (uint32_t)RTE_DIM(rx)), TEST_HANG_MS);
-		TEST_ASSERT(n > 0, "frames %u..%u never came", seq, to - 1);
-		for (i = 0; i < n; i++, seq++) {
-			uint8_t got = *rte_pktmbuf_mtod_offset(rx[i],
-						uint8_t *, HELD_SEQ_OFF);
-			uint8_t want = (uint8_t)(seq + HELD_SEQ_OFF);
-
-			if (got != want) {
-				rte_pktmbuf_free_bulk(rx, n);
-				TEST_ASSERT(false, "frame %u out of order "
-					    "(payload %u, want %u)", seq, got,
-					    want);
-			}
-		}
-		rte_pktmbuf_free_bulk(rx, n);
-	}
-	return 0;
-}
-
 /* How many frames arrive at port within quiet_ms. */
 static unsigned int
 held_heard(uint16_t port, uint64_t quiet_ms)
@@ -228,9 +195,9 @@ test_held_directory(void)
 	TEST_ASSERT_EQ(held_heard(p.b, HELD_QUIET_MS), 0,
 		       "nothing reaches B before A has its handle");
 	TEST_RUN(held_ah_hold(p.a, false));
-	TEST_RUN(held_expect(p.b, 0, 100));
+	TEST_RUN(test_expect_seq(p.b, 0, 100));
 	TEST_RUN(held_send(p.a, &p.amac, &p.bmac, 100, 200, false));
-	TEST_RUN(held_expect(p.b, 100, 200));
+	TEST_RUN(test_expect_seq(p.b, 100, 200));
 	TEST_ASSERT(held_wait_opackets(p.a, 200), "A counted 200 sent");
 	TEST_ASSERT(test_xstat(p.a, "tx_held") >= 100, "the first 100 held");
 	TEST_ASSERT(test_wait_held(p.a), "every held frame sent");
@@ -275,7 +242,7 @@ held_first_round(const char *tag)
 	TEST_RUN(held_ah_hold(p.a, false));
 	TEST_RUN(held_blast(p.a, m, HELD_FIRST - HELD_ANON));
 	free(m);
-	TEST_RUN(held_expect(p.b, 0, HELD_FIRST));
+	TEST_RUN(test_expect_seq(p.b, 0, HELD_FIRST));
 	TEST_ASSERT(test_wait_held(p.a), "every held frame sent");
 	printf("    %s: %" PRIu64 " held, bursts stopped behind them %" PRIu64
 	       " times\n", tag, test_xstat(p.a, "tx_held"),
@@ -322,9 +289,9 @@ test_held_learned(void)
 	TEST_ASSERT_EQ(held_heard(p.b, HELD_QUIET_MS), 0,
 		       "nothing reaches B before A has its handle");
 	TEST_RUN(held_ah_hold(p.a, false));
-	TEST_RUN(held_expect(p.b, 0, 50));
+	TEST_RUN(test_expect_seq(p.b, 0, 50));
 	TEST_RUN(held_send(p.a, &p.amac, &p.bmac, 50, 100, false));
-	TEST_RUN(held_expect(p.b, 50, 100));
+	TEST_RUN(test_expect_seq(p.b, 50, 100));
 	TEST_ASSERT(held_wait_opackets(p.a, 100), "A counted 100 sent");
 	TEST_ASSERT(test_xstat(p.a, "tx_held") >= 50, "the first 50 held");
 	TEST_ASSERT(test_wait_held(p.a), "every held frame sent");
@@ -405,7 +372,7 @@ held_send_group(uint16_t port, const struct rte_ether_addr *src,
 		udp->src_port = RTE_BE16(4000);
 		udp->dst_port = RTE_BE16(4001);
 		udp->dgram_len = rte_cpu_to_be_16(sizeof(l4));
-		l4[sizeof(*udp)] = (uint8_t)(i + HELD_SEQ_OFF);
+		l4[sizeof(*udp)] = (uint8_t)(i + TEST_SEQ_OFF);
 		tf_ipv4(&f, src, &gmac, TF_IP_A, group,
 			IPPROTO_UDP, l4, sizeof(l4), 0);
 		TEST_RUN(tf_send(port, &f));
@@ -439,9 +406,9 @@ test_held_mcast(void)
 	TEST_ASSERT_EQ(held_heard(p.b, HELD_QUIET_MS), 0,
 		       "nothing reaches B before A has the group's handle");
 	TEST_RUN(held_ah_hold(p.a, false));
-	TEST_RUN(held_expect(p.b, 0, 20));
+	TEST_RUN(test_expect_seq(p.b, 0, 20));
 	TEST_RUN(held_send_group(p.a, &p.amac, group, 20, 40));
-	TEST_RUN(held_expect(p.b, 20, 40));
+	TEST_RUN(test_expect_seq(p.b, 20, 40));
 	TEST_ASSERT(held_wait_opackets(p.a, 40), "A counted 40 sent");
 	TEST_ASSERT_EQ(test_xstat(p.a, "tx_mcast_packets"), 40, "");
 	held_close(&p);

@@ -294,3 +294,32 @@ test_wait_held(uint16_t port)
 	       test_xstat(port, "tx_held"), test_xstat(port, "tx_held_done"));
 	return false;
 }
+
+/* Receive frames seq from..to-1 at port, in that order. */
+int
+test_expect_seq(uint16_t port, uint32_t from, uint32_t to)
+{
+	struct rte_mbuf *rx[64];
+	uint32_t seq = from;
+	uint16_t n, i;
+
+	while (seq < to) {
+		n = test_rx_until(port, rx, (uint16_t)RTE_MIN(to - seq,
+				  (uint32_t)RTE_DIM(rx)), TEST_HANG_MS);
+		TEST_ASSERT(n > 0, "frames %u..%u never came", seq, to - 1);
+		for (i = 0; i < n; i++, seq++) {
+			uint8_t got = *rte_pktmbuf_mtod_offset(rx[i],
+						uint8_t *, TEST_SEQ_OFF);
+			uint8_t want = (uint8_t)(seq + TEST_SEQ_OFF);
+
+			if (got != want) {
+				rte_pktmbuf_free_bulk(rx, n);
+				TEST_ASSERT(false, "frame %u out of order "
+					    "(payload %u, want %u)", seq, got,
+					    want);
+			}
+		}
+		rte_pktmbuf_free_bulk(rx, n);
+	}
+	return 0;
+}

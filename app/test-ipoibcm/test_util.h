@@ -10,7 +10,9 @@
 #include <stdint.h>
 
 #include <rte_ether.h>
+#include <rte_ip.h>
 #include <rte_mbuf.h>
+#include <rte_udp.h>
 
 /*
  * How long a test waits for something that must happen (a frame, a
@@ -56,5 +58,12 @@ void test_xstats_print(uint16_t port, const char *who);
  * sent: tx_held_done reaches tx_held.
  */
 bool test_wait_held(uint16_t port);
+/*
+ * The first payload byte of test_udp_frame()'s frame seq (modulo 256);
+ * test_expect_seq() receives frames from..to-1 at port, in that order.
+ */
+#define TEST_SEQ_OFF	(sizeof(struct rte_ether_hdr) + \
+			 sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr))
+int test_expect_seq(uint16_t port, uint32_t from, uint32_t to);
 
 #endif /* IPOIBCM_TEST_UTIL_H */

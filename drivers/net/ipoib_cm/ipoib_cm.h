@@ -29,6 +29,7 @@
 #include "ipoib_hca.h"
 #include "ipoib_mcast.h"
 #include "ipoib_mem.h"
+#include "ipoib_path.h"
 #include "ipoib_peer.h"
 #include "ipoib_util.h"
 #include "ipoib_wire.h"
@@ -323,6 +324,9 @@ struct ipoib_ctrl_stats {
 	uint64_t sec_refused;		/* secondary attaches refused */
 	uint64_t adv_no_rc;		/* ARP/NA telling a refused peer UD */
 	uint64_t adv_untold;		/* refused peers we had none to send */
+	uint64_t path_queries;		/* path records asked of the SA */
+	uint64_t path_failures;		/* answered: no path */
+	uint64_t path_timeouts;		/* not answered in time */
 };
 
 struct ipoib_mcast {
@@ -398,6 +402,9 @@ struct ipoib_priv {
 	uint32_t loopback_gen;		/* ipoib_ring_give() of loopback */
 	/* frames held for the control thread (ipoib_tx_held.c) */
 	struct rte_ring *held;		/* of struct ipoib_held */
+	/* frames the control thread holds until their paths come */
+	struct rte_ring *held_wait;	/* of struct ipoib_held */
+	struct ipoib_paths paths;	/* path records asked (ipoib_path.c) */
 	struct ipoib_txq *ctrl_txq;	/* it sends them as this queue */
 	uint32_t held_gen;		/* ipoib_ring_give() of held */
 	/*

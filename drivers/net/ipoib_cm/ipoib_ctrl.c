@@ -83,6 +83,7 @@ ipoib_ctrl_round(struct ipoib_priv *priv)
 		ipoib_ctrl_async(priv, &aev[i]);
 	work |= n > 0;
 	/* peers learned on lcores get their AH, then what was held goes */
+	work |= ipoib_path_poll(priv);
 	work |= ipoib_peers_resolve(priv);
 	work |= ipoib_tx_held_drain(priv);
 	work |= ipoib_mcast_ctrl(priv);
@@ -166,6 +167,7 @@ ipoib_ctrl_stop(struct ipoib_priv *priv)
 	priv->ctrl_running = false;
 	priv->stopping = true;
 	ipoib_conns_close_all(priv, true);
+	ipoib_path_fail_all(priv);	/* what waits on a path is dropped */
 	deadline = ipoib_now_ns() + 2 * IPOIB_DRAIN_TIMEOUT_NS;
 	do {
 		ipoib_ctrl_round(priv);

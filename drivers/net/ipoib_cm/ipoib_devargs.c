@@ -28,6 +28,9 @@
 #define IPOIB_DEFAULT_REAP_IDLE		512	/* Linux: stale after 512 s */
 #define IPOIB_DEFAULT_RETRY_MIN		100
 #define IPOIB_DEFAULT_RETRY_MAX		30000
+/* as Linux's path query (ipoib_main.c, path_rec_start(): 3000 ms) */
+#define IPOIB_DEFAULT_PATH_TIMEOUT	3000
+#define IPOIB_PATH_TIMEOUT_MAX		600000
 
 #define IPOIB_MAX_CONNS_LIMIT		65536
 #define IPOIB_MEM_BUDGET_MIN		(64ULL << 10)
@@ -193,6 +196,8 @@ static const struct ipoib_arg ipoib_args[] = {
 		       retry_min, 1, IPOIB_RETRY_LIMIT),
 	IPOIB_ARG_UINT(IPOIB_ARG_RETRY_MAX, "1-3600000 milliseconds",
 		       retry_max, 1, IPOIB_RETRY_LIMIT),
+	IPOIB_ARG_UINT(IPOIB_ARG_PATH_TIMEOUT, "1-600000 milliseconds",
+		       path_timeout, 1, IPOIB_PATH_TIMEOUT_MAX),
 };
 
 /* Parse value into the field arg names; -EINVAL if it is refused. */
@@ -297,6 +302,7 @@ ipoib_config_defaults(struct ipoib_config *cfg)
 	cfg->mem_budget = IPOIB_DEFAULT_MEM_BUDGET;
 	cfg->pkey = IPOIB_DEFAULT_PKEY;
 	cfg->reap_idle = IPOIB_DEFAULT_REAP_IDLE;
+	cfg->path_timeout = IPOIB_DEFAULT_PATH_TIMEOUT;
 	cfg->retry_min = IPOIB_DEFAULT_RETRY_MIN;
 	cfg->retry_max = IPOIB_DEFAULT_RETRY_MAX;
 	for (t = 0; t < RTE_DIM(ipoib_transports); t++)

@@ -28,10 +28,12 @@
 #define IPOIB_ARG_REAP_IDLE	"reap_idle"
 #define IPOIB_ARG_RETRY_MIN	"retry_min"
 #define IPOIB_ARG_RETRY_MAX	"retry_max"
+#define IPOIB_ARG_PATH_TIMEOUT	"path_timeout"
 #define IPOIB_ARG_SHM_MAX_QP	"shm_max_qp"
 #define IPOIB_ARG_SHM_MAX_SRQ_WR "shm_max_srq_wr"
 #define IPOIB_ARG_SHM_MAX_CQE	"shm_max_cqe"
 #define IPOIB_ARG_SHM_CM_LISTEN	"shm_cm_listen"
+#define IPOIB_ARG_SHM_SA_PATH	"shm_sa_path"
 #define IPOIB_ARG_FAULT_DROP	"fault_drop"
 #define IPOIB_ARG_FAULT_CM_DELAY "fault_cm_delay"
 #define IPOIB_ARG_FAULT_REJ	"fault_rej"
@@ -67,6 +69,12 @@ struct ipoib_shm_config {
 	 * does not, as a process using librdmacm on InfiniBand cannot
 	 */
 	uint8_t cm_listen;
+	/*
+	 * 0 (off): a unicast address handle finds its route in the fabric's
+	 * directory at once; 1 (on): the port asks the fabric's SA for the
+	 * path first, as on InfiniBand (ipoib_path.c)
+	 */
+	uint8_t sa_path;
 	/* fault injection on what this port receives */
 	struct ipoib_faults faults;
 };
@@ -91,6 +99,7 @@ struct ipoib_config {
 	uint32_t reap_idle;		/* seconds, 0: never */
 	uint32_t retry_min;		/* milliseconds */
 	uint32_t retry_max;		/* milliseconds */
+	uint32_t path_timeout;		/* milliseconds: a path query's */
 	struct ipoib_shm_config shm;
 	struct ipoib_verbs_config verbs;
 };
@@ -146,10 +155,12 @@ int ipoib_parse_name(const char *value, char *out, size_t max, bool dots);
 	IPOIB_ARG_REAP_IDLE "=<seconds> " \
 	IPOIB_ARG_RETRY_MIN "=<ms> " \
 	IPOIB_ARG_RETRY_MAX "=<ms> " \
+	IPOIB_ARG_PATH_TIMEOUT "=<ms> " \
 	IPOIB_ARG_SHM_MAX_QP "=<n> " \
 	IPOIB_ARG_SHM_MAX_SRQ_WR "=<n> " \
 	IPOIB_ARG_SHM_MAX_CQE "=<n> " \
 	IPOIB_ARG_SHM_CM_LISTEN "=ipoib|none " \
+	IPOIB_ARG_SHM_SA_PATH "=off|on " \
 	IPOIB_ARG_FAULT_DROP "=<ppm> " \
 	IPOIB_ARG_FAULT_CM_DELAY "=<ms> " \
 	IPOIB_ARG_FAULT_REJ "=all|<n> " \

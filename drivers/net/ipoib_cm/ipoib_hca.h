@@ -63,6 +63,13 @@ struct ipoib_port_attr {
 	 * does the port advertise connected mode in its address.
 	 */
 	bool cm_reachable;
+	/*
+	 * A unicast address handle needs the destination's LID and SL from
+	 * a path record (InfiniBand): the port asks path_query() for them
+	 * before ah_create(). False: ah_create() finds the route itself
+	 * (RoCE, and the shm fabric unless shm_sa_path=on).
+	 */
+	bool path_records;
 	const char *name;		/* device name for logs: "shm:lab/3" */
 };
 
@@ -116,8 +123,20 @@ struct ipoib_send_wr {
 /* Address of a destination: GID always, LID where the fabric routes on it. */
 struct ipoib_ah_attr {
 	uint8_t dgid[IPOIB_GID_LEN];
-	uint16_t dlid;
+	uint16_t dlid;			/* 0: the transport finds it */
+	uint8_t sl;			/* with dlid: from the path record */
 	bool multicast;
+};
+
+/*
+ * What the subnet administrator answered a path query with (PathRecord,
+ * IBTA 15.2.5.16): the fields an address handle needs.
+ */
+struct ipoib_path_rec {
+	uint64_t cookie;		/* the query's */
+	int status;			/* 0, or a negative errno: no path */
+	uint16_t dlid;
+	uint8_t sl;
 };
 
 /*
@@ -275,13 +294,28 @@ struct ipoib_hca_ops {
 	 * member through the subnet administrator. The query is posted and
 	 * returns at once; the answer comes from mc_join_poll() later: 1
 	 * and the group's record, the SA's refusal (negative errno), or 0
-	 * while none has come. One join at a time. NULL (both): the
-	 * transport asks no SA; the port keeps the defaults
-	 * (ipoib_mcast_bcast_join()).
+	 * while none has come. One join at a time. NULL (both), or
+	 * mc_join() -EOPNOTSUPP (a port without a subnet administrator,
+	 * RoCE): the port keeps the defaults (ipoib_mcast_bcast_join()).
+	 * The record's mtu may be 0: the transport could not learn it (the
+	 * port's MTU is used).
 	 */
 	int (*mc_join)(struct ipoib_hca *hca, const uint8_t *mgid,
 		       uint16_t pkey);
 	int (*mc_join_poll)(struct ipoib_hca *hca, struct ipoib_mc_rec *rec);
+	/*
+	 * Control context, where the port attributes say path_records: ask
+	 * the subnet administrator for the path to dgid in partition pkey.
+	 * Returns at once: 0 (asked), or a negative errno (-ENOSPC: too
+	 * many outstanding, ask again later). The answer, with the cookie,
+	 * comes from path_poll() later: up to n of them, 0 while none has
+	 * come. A query lost on the way never answers: the caller times it
+	 * out. ctrl_wait() wakes for an answer.
+	 */
+	int (*path_query)(struct ipoib_hca *hca, const uint8_t *dgid,
+			  uint16_t pkey, uint64_t cookie);
+	int (*path_poll)(struct ipoib_hca *hca, struct ipoib_path_rec *rec,
+			 int n);
 
 	/* CM: all calls from the control thread. */
 	int (*cm_listen)(struct ipoib_hca *hca, uint64_t service_id);

@@ -20,20 +20,11 @@
 #include <rte_mbuf.h>
 
 #include "ipoib_hca.h"
+#include "ipoib_hca_shm.h"
 #include "ipoib_log.h"
 #include "ipoib_util.h"
 #include "shm_fabric.h"
 #include "shm_log.h"
-
-struct ipoib_hca {
-	struct shm_fabric *f;
-	struct shm_port *port;
-	bool cm_listen;			/* on the IPoIB service IDs */
-	char name[64];
-};
-
-#define TO_SHM(type, p)		((struct shm_ ## type *)(void *)(p))
-#define FROM_SHM(type, p)	((struct ipoib_hca_ ## type *)(void *)(p))
 
 /* The fabric logs into our log type. */
 static void
@@ -79,6 +70,7 @@ ipoib_shm_open(const struct ipoib_config *cfg, const char *dev_name,
 	}
 	shm_port_set_faults(hca->port, &cfg->shm.faults);
 	hca->cm_listen = cfg->shm.cm_listen == 0;
+	hca->sa_path = cfg->shm.sa_path != 0;
 	shm_port_query(hca->port, &info);
 	snprintf(hca->name, sizeof(hca->name), "shm:%s/%u", cfg->shm.fabric,
 		 info.index);
@@ -123,6 +115,7 @@ ipoib_shm_query_port(struct ipoib_hca *hca, struct ipoib_port_attr *attr)
 	attr->max_srq_sge = IPOIB_MAX_SGE;
 	attr->link_speed = RTE_ETH_SPEED_NUM_100G;
 	attr->cm_reachable = hca->cm_listen;
+	attr->path_records = hca->sa_path;
 	attr->name = hca->name;
 	return 0;
 }
@@ -378,40 +371,6 @@ static int
 ipoib_shm_mcast_detach(struct ipoib_hca_qp *qp, const uint8_t *mgid)
 {
 	return shm_mcast_detach(TO_SHM(qp, qp), mgid);
-}
-
-/*
- * The join names what Linux's broadcast join names (ipoib_multicast.c,
- * ipoib_mcast_join(): MGID, port GID, P_Key, JoinState), so it joins the
- * group as the SA made it; the answer brings the group's Q_Key and MTU.
- */
-static int
-ipoib_shm_mc_join(struct ipoib_hca *hca, const uint8_t *mgid, uint16_t pkey)
-{
-	struct shm_sa_mcmember rec = {
-		.comp_mask = SHM_SA_MC_PKEY,
-		.pkey = pkey,
-		.join_state = SHM_SA_JOIN_FULL,
-	};
-
-	memcpy(rec.mgid, mgid, IPOIB_GID_LEN);
-	return shm_sa_mc_join(hca->port, &rec, 0);
-}
-
-static int
-ipoib_shm_mc_join_poll(struct ipoib_hca *hca, struct ipoib_mc_rec *rec)
-{
-	struct shm_sa_event ev;
-
-	/* the port asks the SA nothing else: the answer is the join's */
-	if (shm_sa_poll(hca->port, &ev, 1) != 1)
-		return 0;
-	if (ev.status < 0)
-		return ev.status;
-	rec->qkey = ev.mc.qkey;
-	rec->mtu = ev.mc.mtu;
-	rec->mlid = ev.mc.mlid;
-	return 1;
 }
 
 static int
@@ -707,6 +666,10 @@ static const char *const ipoib_shm_cm_listen_words[] = {
 	"ipoib", "none", NULL,
 };
 
+static const char *const ipoib_shm_sa_path_words[] = {
+	"off", "on", NULL,
+};
+
 static const struct ipoib_arg ipoib_shm_args[] = {
 	IPOIB_ARG_PARSE(IPOIB_ARG_FABRIC, "1-31 characters of [A-Za-z0-9_-]",
 			shm.fabric, arg_fabric),
@@ -724,6 +687,8 @@ static const struct ipoib_arg ipoib_shm_args[] = {
 		       1 << 24),
 	IPOIB_ARG_WORD(IPOIB_ARG_SHM_CM_LISTEN, shm.cm_listen,
 		       ipoib_shm_cm_listen_words),
+	IPOIB_ARG_WORD(IPOIB_ARG_SHM_SA_PATH, shm.sa_path,
+		       ipoib_shm_sa_path_words),
 	IPOIB_ARG_UINT(IPOIB_ARG_FAULT_DROP, "0-1000000 (parts per million)",
 		       shm.faults.drop_ppm, 0, 1000000),
 	IPOIB_ARG_UINT(IPOIB_ARG_FAULT_CM_DELAY, "0-60000 milliseconds",
@@ -790,6 +755,8 @@ const struct ipoib_hca_ops ipoib_hca_shm_ops = {
 	.mcast_detach = ipoib_shm_mcast_detach,
 	.mc_join = ipoib_shm_mc_join,
 	.mc_join_poll = ipoib_shm_mc_join_poll,
+	.path_query = ipoib_shm_path_query,
+	.path_poll = ipoib_shm_path_poll,
 	.cm_listen = ipoib_shm_cm_listen,
 	.cm_connect = ipoib_shm_cm_connect,
 	.cm_accept = ipoib_shm_cm_accept,

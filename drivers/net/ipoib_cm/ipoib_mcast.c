@@ -517,7 +517,7 @@ static int
 mc_bcast_rec_check(const struct ipoib_priv *priv,
 		   const struct ipoib_mc_rec *rec)
 {
-	if (!ipoib_ib_mtu_valid(rec->mtu)) {
+	if (rec->mtu != 0 && !ipoib_ib_mtu_valid(rec->mtu)) {
 		IPOIB_LOG(WARNING, "port %u: the broadcast group's MTU %u is "
 			  "not an IB MTU", mc_port(priv), rec->mtu);
 		return -EPROTO;
@@ -549,16 +549,17 @@ ipoib_mcast_bcast_join(struct ipoib_priv *priv)
 	int ret;
 
 	priv->qkey = IPOIB_QKEY_DEFAULT;
-	if (ops->mc_join == NULL || ops->mc_join_poll == NULL) {
+	ipoib_mgid_bcast(mgid, priv->pkey);
+	ret = ops->mc_join == NULL || ops->mc_join_poll == NULL ?
+	      -EOPNOTSUPP : ops->mc_join(priv->hca, mgid, priv->pkey);
+	if (ret == -EOPNOTSUPP) {
 		IPOIB_LOG(INFO, "port %u: the %s transport asks no subnet "
-			  "administrator: Q_Key 0x%08x, UD MTU %u of the port",
-			  mc_port(priv), ops->name, priv->qkey,
+			  "administrator here: Q_Key 0x%08x, UD MTU %u of the "
+			  "port", mc_port(priv), ops->name, priv->qkey,
 			  mtu - IPOIB_HDR_LEN);
 		goto out;
 	}
-	ipoib_mgid_bcast(mgid, priv->pkey);
 	deadline = ipoib_now_ns() + IPOIB_SA_JOIN_NS;
-	ret = ops->mc_join(priv->hca, mgid, priv->pkey);
 	while (ret == 0 && (ret = ops->mc_join_poll(priv->hca, &rec)) == 0) {
 		now = ipoib_now_ns();
 		if (now >= deadline)
@@ -577,7 +578,8 @@ ipoib_mcast_bcast_join(struct ipoib_priv *priv)
 		goto out;
 	}
 	priv->qkey = rec.qkey;
-	mtu = RTE_MIN(mtu, rec.mtu);
+	if (rec.mtu != 0)	/* 0: the transport could not learn it */
+		mtu = RTE_MIN(mtu, rec.mtu);
 	IPOIB_LOG(INFO, "port %u: broadcast group joined (MLID 0x%04x, MTU "
 		  "%u): Q_Key 0x%08x, UD MTU %u", mc_port(priv), rec.mlid,
 		  rec.mtu, priv->qkey, mtu - IPOIB_HDR_LEN);

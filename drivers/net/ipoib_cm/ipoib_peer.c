@@ -476,6 +476,7 @@ ipoib_peer_ah(struct ipoib_priv *priv, struct ipoib_peer *peer)
 	struct ipoib_ah_attr aa = { .dlid = 0 };
 	struct ipoib_hca_ah *ah;
 	struct ipoib_hwaddr hw;
+	int ret;
 
 	if (!ipoib_peer_live(peer))	/* acquire: the entry is complete */
 		return NULL;
@@ -483,7 +484,10 @@ ipoib_peer_ah(struct ipoib_priv *priv, struct ipoib_peer *peer)
 	if (ah != NULL)
 		return ah;
 	memcpy(aa.dgid, ipoib_hwaddr_gid(&peer->hw), IPOIB_GID_LEN);
-	ah = priv->ops->ah_create(priv->hca, &aa);
+	ret = ipoib_path_get(priv, peer, &aa);
+	if (ret == 0)
+		return NULL;	/* the SA is asked: the answer makes it */
+	ah = ret > 0 ? priv->ops->ah_create(priv->hca, &aa) : NULL;
 	if (ah == NULL) {
 		/* no path: the lcores drop its frames a while, not hold them */
 		ipoib_neg_set(priv, &peer->mac);

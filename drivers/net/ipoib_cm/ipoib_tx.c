@@ -140,9 +140,14 @@ ipoib_tx_unready(struct ipoib_txq *txq, const struct rte_ether_addr *dst,
 	/* a handle that just failed is not tried again for each frame */
 	if (peer == NULL ||
 	    (__atomic_load_n(&peer->ah, __ATOMIC_RELAXED) == NULL &&
-	     ipoib_neg_hit(priv, dst)) ||
-	    ipoib_peer_ah(priv, peer) == NULL)
+	     ipoib_neg_hit(priv, dst)))
 		return peer;
+	if (ipoib_peer_ah(priv, peer) == NULL) {
+		/* its path is being asked: the frame waits for the answer */
+		if (ipoib_path_waiting(priv, peer))
+			*act = IPOIB_TX_HOLD;
+		return peer;
+	}
 	txq->last_peer = peer;
 	*act = IPOIB_TX_SEND;
 	return peer;
@@ -534,7 +539,9 @@ ipoib_tx_route(struct ipoib_txq *txq, struct rte_mbuf *m,
  * when its ring is full: the frame is not taken (given back untouched).
  * The peer's count goes up first, so that the control thread, which
  * brings it down once it has sent the frame, never sees it lower than
- * what it holds.
+ * what it holds. The control thread's own queue holds a frame whose
+ * peer's path is being asked in priv->held_wait, counted again with the
+ * peer (its count of the frame's first hold goes when it is taken back).
  */
 static bool
 ipoib_tx_hold(struct ipoib_txq *txq, struct rte_mbuf *m,
@@ -555,7 +562,9 @@ ipoib_tx_hold(struct ipoib_txq *txq, struct rte_mbuf *m,
 		__atomic_fetch_add(&peer->held, 1, __ATOMIC_RELAXED);
 	else if (h.anon != 0)
 		ipoib_held_anon_add(txq->priv, h.anon - 1);
-	if (rte_ring_mp_enqueue_elem(txq->priv->held, &h, sizeof(h)) != 0) {
+	if (rte_ring_enqueue_elem(txq->queue_id == IPOIB_CTRL_TXQ ?
+				  txq->priv->held_wait : txq->priv->held,
+				  &h, sizeof(h)) != 0) {
 		if (peer != NULL)
 			ipoib_held_done(peer);
 		else if (h.anon != 0)

@@ -61,6 +61,18 @@ ipoib_tx_held_start(struct ipoib_priv *priv)
 		if (priv->held == NULL)
 			return -ENOMEM;
 	}
+	if (priv->held_wait == NULL) {
+		snprintf(name, sizeof(name), "iphw_%u", data->port_id);
+		priv->held_wait = ipoib_ring_create(&priv->acct,
+						    IPOIB_MEM_RINGS, name,
+						    sizeof(struct ipoib_held),
+						    IPOIB_HELD_RING,
+						    RING_F_SP_ENQ |
+						    RING_F_SC_DEQ |
+						    RING_F_EXACT_SZ);
+		if (priv->held_wait == NULL)
+			return -ENOMEM;
+	}
 	if (priv->ctrl_txq == NULL) {
 		priv->ctrl_txq = ipoib_txq_new(priv, IPOIB_CTRL_TXQ,
 					       SOCKET_ID_ANY);
@@ -85,8 +97,13 @@ ipoib_tx_held_start(struct ipoib_priv *priv)
 	return 0;
 }
 
-bool
-ipoib_tx_held_drain(struct ipoib_priv *priv)
+/*
+ * Send up to max frames of ring, in order; those whose peer's path is
+ * still asked go (back) to priv->held_wait, behind what waits there.
+ */
+static bool
+ipoib_tx_held_send(struct ipoib_priv *priv, struct rte_ring *ring,
+		   unsigned int max)
 {
 	struct ipoib_txq *cq = priv->ctrl_txq;
 	struct ipoib_held h[IPOIB_TX_BURST];
@@ -95,11 +112,11 @@ ipoib_tx_held_drain(struct ipoib_priv *priv)
 	uint16_t sent;
 	bool work = false;
 
-	if (priv->held == NULL || cq == NULL)
-		return false;
 	do {
-		n = rte_ring_dequeue_burst_elem(priv->held, h, sizeof(h[0]),
-						RTE_DIM(h), NULL);
+		n = rte_ring_dequeue_burst_elem(ring, h, sizeof(h[0]),
+						RTE_MIN(RTE_DIM(h), max),
+						NULL);
+		max -= n;
 		ipoib_ring_take(&priv->held_gen);
 		for (i = 0; i < n; i++)
 			m[i] = h[i].m;
@@ -122,8 +139,24 @@ ipoib_tx_held_drain(struct ipoib_priv *priv)
 		__atomic_store_n(&cq->stats.held_done,
 				 cq->stats.held_done + n, __ATOMIC_RELEASE);
 		work |= n > 0;
-	} while (n == RTE_DIM(h));
+	} while (n == RTE_DIM(h) && max > 0);
 	return work;
+}
+
+bool
+ipoib_tx_held_drain(struct ipoib_priv *priv)
+{
+	bool work = false;
+
+	if (priv->held == NULL || priv->ctrl_txq == NULL)
+		return false;
+	/* first what waited on paths, once one was answered or gave up */
+	if (priv->paths.changed) {
+		priv->paths.changed = false;
+		work |= ipoib_tx_held_send(priv, priv->held_wait,
+					   rte_ring_count(priv->held_wait));
+	}
+	return ipoib_tx_held_send(priv, priv->held, UINT_MAX) || work;
 }
 
 void
@@ -137,8 +170,14 @@ ipoib_tx_held_fini(struct ipoib_priv *priv)
 		if (h.anon != 0)
 			ipoib_held_anon_done(priv, h.anon - 1);
 	}
+	/* none either: dev_stop failed their paths, and dropped them */
+	while (priv->held_wait != NULL &&
+	       rte_ring_dequeue_elem(priv->held_wait, &h, sizeof(h)) == 0)
+		rte_pktmbuf_free(h.m);
 	ipoib_ring_free(&priv->acct, IPOIB_MEM_RINGS, priv->held);
+	ipoib_ring_free(&priv->acct, IPOIB_MEM_RINGS, priv->held_wait);
 	priv->held = NULL;
+	priv->held_wait = NULL;
 	if (priv->ctrl_txq != NULL) {
 		/* queue 0's pools: not ours to free */
 		priv->ctrl_txq->frag_direct = NULL;

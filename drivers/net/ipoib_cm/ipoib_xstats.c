@@ -91,6 +91,9 @@ static const struct ipoib_xstat ipoib_ctrl_xstats[] = {
 	CTL("secondary_refused", sec_refused),
 	CTL("cm_adv_no_rc", adv_no_rc),
 	CTL("cm_adv_untold", adv_untold),
+	CTL("path_queries", path_queries),
+	CTL("path_failures", path_failures),
+	CTL("path_timeouts", path_timeouts),
 };
 
 static const struct ipoib_xstat ipoib_hca_xstats[] = {
