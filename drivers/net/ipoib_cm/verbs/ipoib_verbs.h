@@ -11,8 +11,11 @@
  * table; ipoib_verbs_mr.c memory registration; ipoib_verbs_qp.c the
  * queues; ipoib_verbs_dp.c the datapath; ipoib_verbs_cm.c connection
  * management through librdmacm; ipoib_verbs_addr.c addresses, multicast
- * and path records; ipoib_verbs_dir.c the test-only address directory.
- * This header is what they share; nothing else includes it.
+ * and the synchronous path record; ipoib_verbs_sa.c the asynchronous
+ * subnet administrator queries (path records, the broadcast group's
+ * join); ipoib_verbs_dir.c the test-only address directory. This header
+ * is what they share; besides them only the unit test of the InfiniBand
+ * code (app/test-ipoibcm/test_verbs_ib.c) includes it.
  */
 
 #include <stdbool.h>
@@ -41,6 +44,7 @@
 #define IPOIB_VERBS_QPN_EMPTY	0ULL
 #define IPOIB_VERBS_QPN_TOMB	UINT64_MAX
 #define IPOIB_VCM_TIMEOUT_MS	2000	/* address and route resolution */
+#define IPOIB_VERBS_PATH_MAX	64	/* path queries outstanding */
 
 /*
  * One registered region: an MR and the address range it covers. Readers
@@ -143,6 +147,8 @@ struct ipoib_hca {
 	unsigned int nr_pend;
 	struct ipoib_verbs_mcast mcast[IPOIB_VERBS_MCAST_MAX];
 	unsigned int nr_mcast;		/* atomic: read by poll_cq */
+	/* SA queries (ipoib_verbs_sa.c): NULL until the first */
+	struct ipoib_verbs_sa *sa;
 	/* subnet directory file of this port (addr_publish) */
 	char dir_file[256];
 	/* counters */
@@ -293,6 +299,9 @@ uint64_t ipoib_vcm_ps_sid(enum rdma_port_space ps, uint16_t port);
 struct sockaddr *ipoib_vcm_addr(const struct ipoib_hca *hca,
 				const uint8_t *gid, uint16_t port,
 				uint64_t sid, struct sockaddr_storage *ss);
+struct sockaddr *ipoib_vcm_mgid_addr(const uint8_t *mgid, uint16_t pkey,
+				     struct sockaddr_storage *ss);
+enum rdma_port_space ipoib_vcm_join_ps(const struct ipoib_hca *hca);
 void ipoib_vcm_peer_gid(const struct rdma_cm_id *id, uint8_t *gid);
 
 /* ipoib_verbs_cm.c: CM over librdmacm */
@@ -331,5 +340,32 @@ int ipoib_verbs_mcast_route(struct ipoib_hca *hca, const uint8_t *mgid,
 /* IB link layer: the LID of a GID, from a path record (may block). */
 int ipoib_verbs_path_lid(struct ipoib_hca *hca, const uint8_t *dgid,
 			 uint16_t *dlid, uint8_t *sl);
+
+/* ipoib_verbs_sa.c: asynchronous SA queries, InfiniBand only */
+int ipoib_verbs_path_query(struct ipoib_hca *hca, const uint8_t *dgid,
+			   uint16_t pkey, uint64_t cookie);
+int ipoib_verbs_path_poll(struct ipoib_hca *hca, struct ipoib_path_rec *rec,
+			  int n);
+int ipoib_verbs_mc_join(struct ipoib_hca *hca, const uint8_t *mgid,
+			uint16_t pkey);
+int ipoib_verbs_mc_join_poll(struct ipoib_hca *hca, struct ipoib_mc_rec *rec);
+/* The channel's fd for ctrl_wait(), or -1 (no query asked yet). */
+int ipoib_verbs_sa_fd(const struct ipoib_hca *hca);
+/* Path answers were taken from the channel and wait for path_poll(). */
+bool ipoib_verbs_sa_ready(const struct ipoib_hca *hca);
+void ipoib_verbs_sa_close(struct ipoib_hca *hca);
+/*
+ * The answer a path query's event gives (cookie, status, DLID and SL in
+ * host order); false: the event does not end the query (ADDR_RESOLVED:
+ * the route is asked next).
+ */
+bool ipoib_vsa_path_answer(const struct rdma_cm_event *e, uint64_t cookie,
+			   struct ipoib_path_rec *rec);
+/*
+ * The answer a join's event gives: 1 and rec (MULTICAST_JOIN), a negative
+ * errno (MULTICAST_ERROR, DEVICE_REMOVAL), 0 (not an answer).
+ */
+int ipoib_vsa_join_answer(const struct rdma_cm_event *e,
+			  struct ipoib_mc_rec *rec);
 
 #endif /* IPOIB_VERBS_H */

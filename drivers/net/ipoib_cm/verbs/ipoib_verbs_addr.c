@@ -11,7 +11,7 @@
  * ffff:ffff -> 239.255.255.255; others 239.254.x.y from a hash of the
  * MGID), joined with rdma_join_multicast() (IGMP on the netdev), and the
  * UD QP attached to the group's GID. On InfiniBand the MGID is joined as
- * it is (AF_IB).
+ * it is (AF_IB), in the IPoIB port space (ipoib_vcm_join_ps()).
  */
 
 #include <arpa/inet.h>
@@ -92,6 +92,32 @@ ipoib_vcm_addr(const struct ipoib_hca *hca, const uint8_t *gid, uint16_t port,
 			sin6->sin6_scope_id = hca->ndev_ifindex;
 	}
 	return (struct sockaddr *)ss;
+}
+
+/* The AF_IB address of IPoIB group mgid in partition pkey (full member). */
+struct sockaddr *
+ipoib_vcm_mgid_addr(const uint8_t *mgid, uint16_t pkey,
+		    struct sockaddr_storage *ss)
+{
+	struct sockaddr_ib *sib = (struct sockaddr_ib *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	sib->sib_family = AF_IB;
+	sib->sib_pkey = htons(pkey | IPOIB_PKEY_FULL);
+	memcpy(&sib->sib_addr, mgid, IPOIB_GID_LEN);
+	return (struct sockaddr *)ss;
+}
+
+/*
+ * The port space of a multicast join: on InfiniBand RDMA_PS_IPOIB, whose
+ * ids the kernel's cma gives the Q_Key of the partition's IPoIB broadcast
+ * group (RDMA_PS_UDP would give librdmacm's 0x01234567, which an IPoIB
+ * group refuses); on RoCE RDMA_PS_UDP, IGMP on the netdev.
+ */
+enum rdma_port_space
+ipoib_vcm_join_ps(const struct ipoib_hca *hca)
+{
+	return hca->roce ? RDMA_PS_UDP : RDMA_PS_IPOIB;
 }
 
 /* The GID of a peer from its socket address. */
@@ -187,13 +213,9 @@ ipoib_vcm_join(struct ipoib_hca *hca, struct ipoib_verbs_mcast *mc)
 		sin->sin_family = AF_INET;
 		sin->sin_addr.s_addr = htonl(mc->ipv4);
 	} else {
-		struct sockaddr_ib *sib = (struct sockaddr_ib *)&grp;
-
-		sib->sib_family = AF_IB;
-		sib->sib_pkey = htons(hca->pkey | IPOIB_PKEY_FULL);
-		memcpy(&sib->sib_addr, mc->mgid, IPOIB_GID_LEN);
+		ipoib_vcm_mgid_addr(mc->mgid, hca->pkey, &grp);
 	}
-	if (rdma_create_id(NULL, &id, NULL, RDMA_PS_UDP) != 0)
+	if (rdma_create_id(NULL, &id, NULL, ipoib_vcm_join_ps(hca)) != 0)
 		return -errno;
 	if (rdma_bind_addr(id, ipoib_vcm_addr(hca, hca->gid.raw, 0, 0,
 					      &src)) != 0 ||
@@ -305,7 +327,12 @@ ipoib_verbs_mcast_route(struct ipoib_hca *hca, const uint8_t *mgid,
 	return 0;
 }
 
-/* IB (untested): the LID of a GID, from the SA through rdma_cm. */
+/*
+ * IB (untested): the LID of a GID, from the SA through rdma_cm, blocking
+ * the caller up to twice IPOIB_VCM_TIMEOUT_MS. ah_create() falls back to
+ * it only for an address handle asked without a DLID; path_query() is
+ * the asynchronous way (ipoib_verbs_sa.c).
+ */
 int
 ipoib_verbs_path_lid(struct ipoib_hca *hca, const uint8_t *dgid,
 		     uint16_t *dlid, uint8_t *sl)

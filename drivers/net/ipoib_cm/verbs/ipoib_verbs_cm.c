@@ -670,7 +670,10 @@ ipoib_verbs_cm_poll(struct ipoib_hca *hca, struct ipoib_cm_event *ev, int n)
 	return k;
 }
 
-/* Sleep on the rdma_cm channel, the async events and the wake eventfd. */
+/*
+ * Sleep on the rdma_cm channels (CM; SA queries, -1 before the first, which
+ * ppoll() skips), the async events and the wake eventfd.
+ */
 void
 ipoib_verbs_ctrl_wait(struct ipoib_hca *hca, uint64_t timeout_ns)
 {
@@ -678,6 +681,7 @@ ipoib_verbs_ctrl_wait(struct ipoib_hca *hca, uint64_t timeout_ns)
 		{ .fd = hca->ch->fd, .events = POLLIN },
 		{ .fd = hca->ctx->async_fd, .events = POLLIN },
 		{ .fd = hca->wake_fd, .events = POLLIN },
+		{ .fd = ipoib_verbs_sa_fd(hca), .events = POLLIN },
 	};
 	struct timespec ts = {
 		.tv_sec = (time_t)(timeout_ns / 1000000000ULL),
@@ -685,7 +689,7 @@ ipoib_verbs_ctrl_wait(struct ipoib_hca *hca, uint64_t timeout_ns)
 	};
 	uint64_t v;
 
-	if (hca->nr_pend > 0)
+	if (hca->nr_pend > 0 || ipoib_verbs_sa_ready(hca))
 		return;
 	if (ppoll(fds, RTE_DIM(fds), &ts, NULL) > 0 &&
 	    (fds[2].revents & POLLIN) &&

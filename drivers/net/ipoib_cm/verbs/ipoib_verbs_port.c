@@ -3,7 +3,8 @@
  *
  * The HCA interface over rdma-core (transport=verbs): libibverbs for the
  * device, memory, queues and datapath; librdmacm for connections and
- * multicast (ipoib_verbs_cm.c, ipoib_verbs_addr.c).
+ * multicast (ipoib_verbs_cm.c, ipoib_verbs_addr.c), and on InfiniBand
+ * the subnet administrator's path records and join (ipoib_verbs_sa.c).
  *
  * This file: the device and its port (open, close, query), async events,
  * counters and the ops table. Memory registration is in ipoib_verbs_mr.c,
@@ -247,6 +248,7 @@ ipoib_verbs_close(struct ipoib_hca *hca)
 	uint32_t i;
 	int ret;
 
+	ipoib_verbs_sa_close(hca);
 	ipoib_verbs_cm_close(hca);
 	ipoib_verbs_dir_remove(hca);
 	if (hca->mempool_cb)
@@ -290,6 +292,8 @@ ipoib_verbs_query_port(struct ipoib_hca *hca, struct ipoib_port_attr *attr)
 	 * peers are ports like it, which connect to the mapped ports.
 	 */
 	attr->cm_reachable = hca->roce;
+	/* InfiniBand routes on LIDs: the driver asks path_query() for them */
+	attr->path_records = !hca->roce;
 	for (i = 0; i < RTE_MIN(pa.pkey_tbl_len, IPOIB_PKEY_TABLE_LEN); i++) {
 		__be16 pk;
 
@@ -462,6 +466,10 @@ const struct ipoib_hca_ops ipoib_hca_verbs_ops = {
 	.ah_destroy = ipoib_verbs_ah_destroy,
 	.mcast_attach = ipoib_verbs_mcast_attach,
 	.mcast_detach = ipoib_verbs_mcast_detach,
+	.mc_join = ipoib_verbs_mc_join,
+	.mc_join_poll = ipoib_verbs_mc_join_poll,
+	.path_query = ipoib_verbs_path_query,
+	.path_poll = ipoib_verbs_path_poll,
 	.cm_listen = ipoib_verbs_cm_listen,
 	.cm_connect = ipoib_verbs_cm_connect,
 	.cm_accept = ipoib_verbs_cm_accept,

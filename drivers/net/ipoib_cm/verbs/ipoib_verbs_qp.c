@@ -360,6 +360,7 @@ ipoib_verbs_ah_create(struct ipoib_hca *hca, const struct ipoib_ah_attr *attr)
 		.is_global = 1,
 		.port_num = hca->port,
 		.dlid = attr->dlid,
+		.sl = attr->sl,
 		.grh = {
 			.sgid_index = hca->gid_index,
 			.hop_limit = IPOIB_VERBS_HOP_LIMIT,
@@ -373,12 +374,20 @@ ipoib_verbs_ah_create(struct ipoib_hca *hca, const struct ipoib_ah_attr *attr)
 			return NULL;
 	} else {
 		memcpy(a.grh.dgid.raw, attr->dgid, IPOIB_GID_LEN);
+		/*
+		 * IB: the DLID and SL come from the driver (path_query(), or
+		 * the port's own LID for its loopback handle). Only a handle
+		 * asked without a DLID has its path record asked here,
+		 * synchronously (ipoib_verbs_path_lid()).
+		 */
 		if (!hca->roce && a.dlid == 0 &&
 		    ipoib_verbs_path_lid(hca, attr->dgid, &a.dlid, &a.sl) < 0)
 			return NULL;
 	}
-	if (hca->roce)
+	if (hca->roce) {	/* Ethernet: no LID; SL would be the priority */
 		a.dlid = 0;
+		a.sl = 0;
+	}
 	ah = calloc(1, sizeof(*ah));
 	if (ah == NULL)
 		return NULL;
