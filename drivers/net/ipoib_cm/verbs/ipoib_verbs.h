@@ -10,7 +10,8 @@
  * ipoib_verbs_port.c has the device, its port and events, and the ops
  * table; ipoib_verbs_mr.c memory registration; ipoib_verbs_qp.c the
  * queues; ipoib_verbs_dp.c the datapath; ipoib_verbs_cm.c connection
- * management through librdmacm; ipoib_verbs_addr.c addresses, multicast
+ * management through librdmacm, ipoib_verbs_cm_param.c what it decides
+ * without a device; ipoib_verbs_addr.c addresses, multicast
  * and the synchronous path record; ipoib_verbs_sa.c the asynchronous
  * subnet administrator queries (path records, the broadcast group's
  * join); ipoib_verbs_dir.c the test-only address directory. This header
@@ -45,6 +46,9 @@
 #define IPOIB_VERBS_QPN_TOMB	UINT64_MAX
 #define IPOIB_VCM_TIMEOUT_MS	2000	/* address and route resolution */
 #define IPOIB_VERBS_PATH_MAX	64	/* path queries outstanding */
+#define IPOIB_VCM_ROCE_RETRY	7	/* transport retries on Ethernet */
+#define IPOIB_VCM_ROCE_QP_MASK	0xe00000 /* librdmacm: RoCE-only bits */
+#define IPOIB_VCM_REJ_PRIV_LEN	4	/* "IPR" <reason> */
 
 /*
  * One registered region: an MR and the address range it covers. Readers
@@ -172,6 +176,34 @@ ipoib_verbs_gid_ipv4(const uint8_t *gid)
 	       (uint32_t)gid[14] << 8 | gid[15];
 }
 
+/* The port's link layer is Ethernet: RoCE. Else (and unspecified) IB. */
+static inline bool
+ipoib_verbs_link_roce(uint8_t link_layer)
+{
+	return link_layer == IBV_LINK_LAYER_ETHERNET;
+}
+
+/*
+ * A QP records its receive buffers in post order (rq_addr), for the GRH
+ * rewrite of ipoib_verbs_wc_one(): UD on RoCE only.
+ */
+static inline bool
+ipoib_verbs_qp_rq_track(const struct ipoib_hca *hca, enum ipoib_qp_type type)
+{
+	return type == IPOIB_QPT_UD && hca->roce;
+}
+
+static __rte_always_inline uint8_t
+ipoib_verbs_wc_status(enum ibv_wc_status s)
+{
+	switch (s) {
+	case IBV_WC_SUCCESS: return IPOIB_WC_SUCCESS;
+	case IBV_WC_LOC_LEN_ERR: return IPOIB_WC_LOC_LEN_ERR;
+	case IBV_WC_WR_FLUSH_ERR: return IPOIB_WC_WR_FLUSH_ERR;
+	default: return IPOIB_WC_GENERAL_ERR;
+	}
+}
+
 static inline uint32_t
 ipoib_verbs_qpn_hash(uint32_t qpn)
 {
@@ -269,6 +301,10 @@ struct ipoib_hca_qp *ipoib_verbs_qp_create(struct ipoib_hca *hca,
 int ipoib_verbs_qp_destroy(struct ipoib_hca_qp *qp);
 uint32_t ipoib_verbs_qp_num(const struct ipoib_hca_qp *qp);
 int ipoib_verbs_qp_modify(struct ipoib_hca_qp *qp, enum ipoib_qp_state state);
+/* The attributes of attr's handle; may ask a path record (IB, no DLID). */
+int ipoib_verbs_ah_attr(struct ipoib_hca *hca,
+			const struct ipoib_ah_attr *attr,
+			struct ibv_ah_attr *a);
 struct ipoib_hca_ah *ipoib_verbs_ah_create(struct ipoib_hca *hca,
 					   const struct ipoib_ah_attr *attr);
 void ipoib_verbs_ah_destroy(struct ipoib_hca_ah *ah);
@@ -276,6 +312,9 @@ void ipoib_verbs_ah_destroy(struct ipoib_hca_ah *ah);
 /* ipoib_verbs_dp.c: datapath */
 uint16_t ipoib_verbs_poll_cq(struct ipoib_hca_cq *cq, struct ipoib_wc *wc,
 			     uint16_t n);
+/* One completion as poll_cq() gives it (qp: the QP it names, or NULL). */
+void ipoib_verbs_wc_one(struct ipoib_hca *hca, struct ipoib_hca_qp *qp,
+			const struct ibv_wc *iwc, struct ipoib_wc *wc);
 uint16_t ipoib_verbs_post_srq_recv(struct ipoib_hca_srq *srq,
 				   const struct ipoib_recv_wr *wr, uint16_t n);
 void ipoib_verbs_sq_reap(struct ipoib_hca_qp *qp);
@@ -284,6 +323,9 @@ uint16_t ipoib_verbs_post_recv(struct ipoib_hca_qp *qp,
 			       const struct ipoib_recv_wr *wr, uint16_t n);
 uint16_t ipoib_verbs_post_send(struct ipoib_hca_qp *qp,
 			       const struct ipoib_send_wr *wr, uint16_t n);
+
+/* ipoib_verbs_port.c: the port attributes its link layer decides */
+void ipoib_verbs_port_link(bool roce, struct ipoib_port_attr *attr);
 
 /* ipoib_verbs_dir.c: the test-only address directory */
 int ipoib_verbs_addr_publish(struct ipoib_hca *hca, const uint8_t *mac,
@@ -327,6 +369,21 @@ void ipoib_verbs_ctrl_wake(struct ipoib_hca *hca);
 void ipoib_verbs_cm_comm_est(struct ipoib_hca_qp *qp);
 /* The QP is going away: forget the connection's reference to it. */
 void ipoib_verbs_cm_qp_gone(struct ipoib_hca_qp *qp);
+
+/* ipoib_verbs_cm_param.c: the CM's decisions (see there) */
+int ipoib_vcm_dest(bool roce, bool mapped, uint64_t service_id,
+		   enum rdma_port_space *ps, uint16_t *port, uint64_t *sid);
+void ipoib_vcm_req_param(bool roce, const struct ipoib_cm_connect *c,
+			 struct rdma_conn_param *p);
+bool ipoib_vcm_rep_check(bool roce, bool mapped, uint64_t service_id,
+			 const uint8_t *priv, uint8_t priv_len,
+			 uint32_t *got);
+uint8_t ipoib_vcm_rej_priv(uint16_t reason, uint8_t *buf);
+uint16_t ipoib_vcm_rej_reason(int status, const uint8_t *priv,
+			      uint8_t *priv_len);
+bool ipoib_vcm_rej_remap(bool roce, bool active, bool mapped,
+			 uint16_t reason);
+int ipoib_vcm_qp_mask(bool roce, int mask);
 
 /* ipoib_verbs_addr.c: multicast joins, path records */
 int ipoib_verbs_mcast_attach(struct ipoib_hca_qp *qp, const uint8_t *mgid);

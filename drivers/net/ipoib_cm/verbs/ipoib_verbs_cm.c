@@ -34,6 +34,10 @@
  * REJ reasons: rdma_reject() always sends reason 28 (consumer defined).
  * The reason the driver gives travels in the REJ private data as
  * "IPR" <reason>, and is read back on the other side.
+ *
+ * The decisions (destination, REQ parameters, REP check, REJ reason and
+ * remapping, QP attribute mask) are pure functions of
+ * ipoib_verbs_cm_param.c; this file makes the calls.
  */
 
 #include <arpa/inet.h>
@@ -58,10 +62,6 @@
 #include "ipoib_wire.h"
 
 #define IPOIB_VCM_BACKLOG	128
-#define IPOIB_VCM_ROCE_RETRY	7	/* transport retries on Ethernet */
-#define IPOIB_VCM_ROCE_QP_MASK	0xe00000 /* librdmacm: RoCE-only bits */
-
-static const uint8_t ipoib_vcm_rej_magic[3] = { 'I', 'P', 'R' };
 
 enum ipoib_vcm_state {
 	VCM_LISTEN,
@@ -91,11 +91,8 @@ struct ipoib_cm_id {
 	uint64_t service_id;	/* the IPoIB one */
 	uint8_t remote_gid[IPOIB_GID_LEN];
 	uint32_t remote_qpn;
-	uint8_t retry_count;
-	uint8_t rnr_retry_count;
-	uint8_t responder_resources;
-	uint8_t priv_len;
-	uint8_t priv[IPOIB_CM_PRIV_MAX];
+	struct rdma_conn_param req;	/* active: the REQ's, but the QP's */
+	uint8_t priv[IPOIB_CM_PRIV_MAX];	/* req.private_data */
 };
 
 /* ---- ids ----------------------------------------------------------------- */
@@ -189,9 +186,8 @@ ipoib_vcm_qp_move(struct ipoib_cm_id *w, struct ipoib_hca_qp *qp,
 	a.qp_state = st;
 	if (rdma_init_qp_attr(w->id, &a, &mask) != 0)
 		return -errno;
-	if (!w->hca->roce)
-		mask &= ~IPOIB_VCM_ROCE_QP_MASK;
-	ret = ibv_modify_qp(qp->qp, &a, mask);
+	ret = ibv_modify_qp(qp->qp, &a,
+			    ipoib_vcm_qp_mask(w->hca->roce, mask));
 	if (ret != 0) {
 		IPOIB_LOG(ERR, "%s: QP 0x%06x to %s: %s", w->hca->name,
 			  qp->qp->qp_num, st == IBV_QPS_RTR ? "RTR" : "RTS",
@@ -209,17 +205,15 @@ ipoib_vcm_start(struct ipoib_cm_id *w)
 {
 	struct ipoib_hca *hca = w->hca;
 	struct sockaddr_storage src, dst;
-	enum rdma_port_space ps = RDMA_PS_IB;
-	uint64_t sid = w->service_id;
-	uint16_t port = 0;
+	enum rdma_port_space ps;
+	uint64_t sid;
+	uint16_t port;
 	int ret;
 
-	if (hca->roce || w->mapped) {
-		ret = ipoib_vcm_sid_map(w->service_id, &ps, &port);
-		if (ret < 0)
-			return ret;
-		sid = ipoib_vcm_ps_sid(ps, port);
-	}
+	ret = ipoib_vcm_dest(hca->roce, w->mapped, w->service_id, &ps, &port,
+			     &sid);
+	if (ret < 0)
+		return ret;
 	if (rdma_create_id(hca->ch, &w->id, w, ps) != 0)
 		return -errno;
 	if (rdma_resolve_addr(w->id,
@@ -255,13 +249,10 @@ ipoib_verbs_cm_connect(struct ipoib_hca *hca,
 	w->qp = param->qp;
 	w->service_id = param->service_id;
 	memcpy(w->remote_gid, param->dest.dgid, IPOIB_GID_LEN);
-	/* Ethernet drops frames: one loss must not fail the connection */
-	w->retry_count = hca->roce ? IPOIB_VCM_ROCE_RETRY : param->retry_count;
-	w->rnr_retry_count = param->rnr_retry_count;
-	w->responder_resources = param->responder_resources;
-	w->priv_len = param->priv_len;
+	ipoib_vcm_req_param(hca->roce, param, &w->req);
 	if (param->priv_len > 0)
 		memcpy(w->priv, param->priv, param->priv_len);
+	w->req.private_data = w->priv;		/* the caller's may go */
 	ret = ipoib_vcm_start(w);
 	if (ret < 0) {
 		w->qp = NULL;
@@ -277,14 +268,7 @@ ipoib_verbs_cm_connect(struct ipoib_hca *hca,
 static int
 ipoib_vcm_send_req(struct ipoib_cm_id *w)
 {
-	struct rdma_conn_param p = {
-		.private_data = w->priv,
-		.private_data_len = w->priv_len,
-		.responder_resources = w->responder_resources,
-		.initiator_depth = 0,
-		.retry_count = w->retry_count,
-		.rnr_retry_count = w->rnr_retry_count,
-	};
+	struct rdma_conn_param p = w->req;
 
 	if (w->qp == NULL)
 		return -EINVAL;
@@ -427,13 +411,11 @@ int
 ipoib_verbs_cm_reject(struct ipoib_cm_id *w, uint16_t reason,
 		      const uint8_t *priv, uint8_t priv_len)
 {
-	uint8_t buf[sizeof(ipoib_vcm_rej_magic) + 1];
+	uint8_t buf[IPOIB_VCM_REJ_PRIV_LEN];
 
 	if (priv_len == 0 && reason != IPOIB_REJ_CONSUMER) {
-		memcpy(buf, ipoib_vcm_rej_magic, sizeof(ipoib_vcm_rej_magic));
-		buf[sizeof(ipoib_vcm_rej_magic)] = (uint8_t)reason;
+		priv_len = ipoib_vcm_rej_priv(reason, buf);
 		priv = buf;
-		priv_len = sizeof(buf);
 	}
 	if (rdma_reject(w->id, priv, priv_len) != 0)
 		return -errno;
@@ -512,7 +494,7 @@ static bool
 ipoib_vcm_rep(struct ipoib_cm_id *w, struct rdma_cm_event *e,
 	      struct ipoib_cm_event *ev)
 {
-	uint32_t want = (uint32_t)(w->service_id & IPOIB_QPN_MASK), got;
+	uint32_t got;
 
 	if (w->state != VCM_REQ_SENT)
 		return false;
@@ -520,15 +502,13 @@ ipoib_vcm_rep(struct ipoib_cm_id *w, struct rdma_cm_event *e,
 	ipoib_vcm_fill(w, ev, IPOIB_CM_REP_RCVD);
 	ipoib_vcm_priv(ev, &e->param.conn);
 	w->state = VCM_REP_RCVD;
-	if (ev->priv_len < 4 || !(w->hca->roce || w->mapped))
-		return true;
 	/* a mapped port names a UD QPN modulo 64512: check it is the one */
-	got = ((uint32_t)ev->priv[1] << 16 | (uint32_t)ev->priv[2] << 8 |
-	       ev->priv[3]);
-	if (got == want)
+	if (ipoib_vcm_rep_check(w->hca->roce, w->mapped, w->service_id,
+				ev->priv, ev->priv_len, &got))
 		return true;
 	IPOIB_LOG(WARNING, "%s: REP from UD QPN 0x%06x for 0x%06x (rdma_cm "
-		  "port shared): refused", w->hca->name, got, want);
+		  "port shared): refused", w->hca->name, got,
+		  (uint32_t)(w->service_id & IPOIB_QPN_MASK));
 	rdma_reject(w->id, NULL, 0);
 	w->state = VCM_DONE;
 	ipoib_vcm_fill(w, ev, IPOIB_CM_REJ_RCVD);
@@ -540,24 +520,14 @@ static bool
 ipoib_vcm_rej(struct ipoib_cm_id *w, struct rdma_cm_event *e,
 	      struct ipoib_cm_event *ev, struct ipoib_cm_id **restart)
 {
-	uint16_t reason = e->status > 0 ? (uint16_t)e->status :
-			  IPOIB_REJ_TIMEOUT;
-
 	if (w->state != VCM_REQ_SENT && w->state != VCM_REP_SENT &&
 	    w->state != VCM_REP_RCVD)
 		return false;
 	ipoib_vcm_fill(w, ev, IPOIB_CM_REJ_RCVD);
 	ipoib_vcm_priv(ev, &e->param.conn);
-	if (reason == IPOIB_REJ_CONSUMER &&
-	    ev->priv_len >= sizeof(ipoib_vcm_rej_magic) + 1 &&
-	    memcmp(ev->priv, ipoib_vcm_rej_magic,
-		   sizeof(ipoib_vcm_rej_magic)) == 0) {
-		reason = ev->priv[sizeof(ipoib_vcm_rej_magic)];
-		ev->priv_len = 0;
-	}
-	ev->reason = reason;
-	if (!w->hca->roce && w->active && !w->mapped &&
-	    reason == IPOIB_REJ_INVALID_SERVICE_ID) {
+	ev->reason = ipoib_vcm_rej_reason(e->status, ev->priv, &ev->priv_len);
+	if (ipoib_vcm_rej_remap(w->hca->roce, w->active, w->mapped,
+				ev->reason)) {
 		*restart = w;	/* once the event is acknowledged */
 		return false;
 	}

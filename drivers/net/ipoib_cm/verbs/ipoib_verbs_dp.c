@@ -86,15 +86,46 @@ ipoib_verbs_fix_grh(struct ipoib_hca *hca, uint8_t *g, uint32_t byte_len)
 	}
 }
 
-static __rte_always_inline uint8_t
-ipoib_verbs_wc_status(enum ibv_wc_status s)
+/*
+ * One receive completion: iwc, on qp (NULL: a QP we do not know), as the
+ * driver reads it. UD on RoCE (qp->rq_addr, ipoib_verbs_qp_rq_track())
+ * has its 40 bytes before the payload rewritten into a GRH; InfiniBand
+ * passes the completion's slid, src_qp and GRH flag on, the buffer as
+ * the HCA wrote it (with or without a GRH).
+ */
+static __rte_always_inline void
+ipoib_vdp_wc(struct ipoib_hca *hca, struct ipoib_hca_qp *qp,
+	     const struct ibv_wc *iwc, struct ipoib_wc *wc)
 {
-	switch (s) {
-	case IBV_WC_SUCCESS: return IPOIB_WC_SUCCESS;
-	case IBV_WC_LOC_LEN_ERR: return IPOIB_WC_LOC_LEN_ERR;
-	case IBV_WC_WR_FLUSH_ERR: return IPOIB_WC_WR_FLUSH_ERR;
-	default: return IPOIB_WC_GENERAL_ERR;
+	wc->wr_id = iwc->wr_id;
+	wc->byte_len = iwc->byte_len;
+	wc->qp_num = iwc->qp_num;
+	wc->src_qp = iwc->src_qp;
+	wc->slid = iwc->slid;
+	wc->status = ipoib_verbs_wc_status(iwc->status);
+	wc->wc_flags = iwc->wc_flags & IBV_WC_GRH ? IPOIB_WC_GRH : 0;
+	wc->qp_context = qp != NULL ? qp->qp_context : UINT32_MAX;
+	if (unlikely(iwc->status == IBV_WC_LOC_LEN_ERR))
+		__atomic_fetch_add(&hca->len_errs, 1, __ATOMIC_RELAXED);
+	if (qp == NULL || qp->rq_addr == NULL)
+		return;
+	/* UD on RoCE: completions come in post order */
+	if (likely(qp->rq_tail != qp->rq_head)) {
+		uint64_t a = qp->rq_addr[qp->rq_tail++ & (qp->rq_size - 1)];
+
+		if (iwc->status == IBV_WC_SUCCESS &&
+		    (iwc->wc_flags & IBV_WC_GRH) &&
+		    iwc->byte_len >= IPOIB_GRH_LEN)
+			ipoib_verbs_fix_grh(hca, (uint8_t *)(uintptr_t)a,
+					    iwc->byte_len);
 	}
+}
+
+void
+ipoib_verbs_wc_one(struct ipoib_hca *hca, struct ipoib_hca_qp *qp,
+		   const struct ibv_wc *iwc, struct ipoib_wc *wc)
+{
+	ipoib_vdp_wc(hca, qp, iwc, wc);
 }
 
 uint16_t
@@ -108,37 +139,9 @@ ipoib_verbs_poll_cq(struct ipoib_hca_cq *cq, struct ipoib_wc *wc, uint16_t n)
 			iwc);
 	if (unlikely(k <= 0))
 		return 0;
-	for (i = 0; i < k; i++) {
-		struct ipoib_hca_qp *qp = ipoib_verbs_qp_lookup(hca,
-								iwc[i].qp_num);
-
-		wc[i].wr_id = iwc[i].wr_id;
-		wc[i].byte_len = iwc[i].byte_len;
-		wc[i].qp_num = iwc[i].qp_num;
-		wc[i].src_qp = iwc[i].src_qp;
-		wc[i].slid = iwc[i].slid;
-		wc[i].status = ipoib_verbs_wc_status(iwc[i].status);
-		wc[i].wc_flags = iwc[i].wc_flags & IBV_WC_GRH ?
-				 IPOIB_WC_GRH : 0;
-		wc[i].qp_context = qp != NULL ? qp->qp_context : UINT32_MAX;
-		if (unlikely(iwc[i].status == IBV_WC_LOC_LEN_ERR))
-			__atomic_fetch_add(&hca->len_errs, 1,
-					   __ATOMIC_RELAXED);
-		if (qp == NULL || qp->rq_addr == NULL)
-			continue;
-		/* UD on RoCE: completions come in post order */
-		if (likely(qp->rq_tail != qp->rq_head)) {
-			uint64_t a = qp->rq_addr[qp->rq_tail++ &
-						 (qp->rq_size - 1)];
-
-			if (iwc[i].status == IBV_WC_SUCCESS &&
-			    (iwc[i].wc_flags & IBV_WC_GRH) &&
-			    iwc[i].byte_len >= IPOIB_GRH_LEN)
-				ipoib_verbs_fix_grh(hca,
-						    (uint8_t *)(uintptr_t)a,
-						    iwc[i].byte_len);
-		}
-	}
+	for (i = 0; i < k; i++)
+		ipoib_vdp_wc(hca, ipoib_verbs_qp_lookup(hca, iwc[i].qp_num),
+			     &iwc[i], &wc[i]);
 	return (uint16_t)k;
 }
 

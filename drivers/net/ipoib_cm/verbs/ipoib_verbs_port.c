@@ -172,7 +172,7 @@ ipoib_verbs_open(const struct ipoib_config *cfg, const char *dev_name,
 		ret = -EINVAL;
 		goto fail_ctx;
 	}
-	hca->roce = pa.link_layer == IBV_LINK_LAYER_ETHERNET;
+	hca->roce = ipoib_verbs_link_roce(pa.link_layer);
 	hca->lid = pa.lid;
 	if (hca->gid_index >= pa.gid_tbl_len ||
 	    ipoib_verbs_query_gid(hca) < 0) {
@@ -270,6 +270,21 @@ ipoib_verbs_close(struct ipoib_hca *hca)
 	free(hca);
 }
 
+void
+ipoib_verbs_port_link(bool roce, struct ipoib_port_attr *attr)
+{
+	/*
+	 * rdma_cm listens on its own port spaces only: on InfiniBand a
+	 * Linux or illumos host's REQ to our IPoIB service ID cannot reach
+	 * us, so the port does not offer connected mode there (the hosts
+	 * send to it over UD; it still connects out to them). On RoCE its
+	 * peers are ports like it, which connect to the mapped ports.
+	 */
+	attr->cm_reachable = roce;
+	/* InfiniBand routes on LIDs: the driver asks path_query() for them */
+	attr->path_records = !roce;
+}
+
 static int
 ipoib_verbs_query_port(struct ipoib_hca *hca, struct ipoib_port_attr *attr)
 {
@@ -284,16 +299,7 @@ ipoib_verbs_query_port(struct ipoib_hca *hca, struct ipoib_port_attr *attr)
 	attr->ib_mtu = (uint16_t)ipoib_verbs_mtu_bytes(pa.active_mtu);
 	attr->active = pa.state == IBV_PORT_ACTIVE;
 	attr->has_srq = hca->dattr.max_srq > 0;
-	/*
-	 * rdma_cm listens on its own port spaces only: on InfiniBand a
-	 * Linux or illumos host's REQ to our IPoIB service ID cannot reach
-	 * us, so the port does not offer connected mode there (the hosts
-	 * send to it over UD; it still connects out to them). On RoCE its
-	 * peers are ports like it, which connect to the mapped ports.
-	 */
-	attr->cm_reachable = hca->roce;
-	/* InfiniBand routes on LIDs: the driver asks path_query() for them */
-	attr->path_records = !hca->roce;
+	ipoib_verbs_port_link(hca->roce, attr);
 	for (i = 0; i < RTE_MIN(pa.pkey_tbl_len, IPOIB_PKEY_TABLE_LEN); i++) {
 		__be16 pk;
 

@@ -244,7 +244,7 @@ ipoib_verbs_qp_create(struct ipoib_hca *hca, const struct ipoib_qp_init *init)
 	qp->max_inline = ia.cap.max_inline_data;
 	qp->max_sge = RTE_MIN(ia.cap.max_send_sge,
 			      (uint32_t)IPOIB_VERBS_SEND_SGE);
-	if (init->type == IPOIB_QPT_UD && hca->roce) {
+	if (ipoib_verbs_qp_rq_track(hca, init->type)) {
 		qp->rq_size = rte_align32pow2(RTE_MAX(ia.cap.max_recv_wr,
 						      init->max_recv_wr));
 		qp->rq_addr = calloc(qp->rq_size, sizeof(*qp->rq_addr));
@@ -353,41 +353,55 @@ ipoib_verbs_qp_modify(struct ipoib_hca_qp *qp, enum ipoib_qp_state state)
 
 /* ---- address handles ----------------------------------------------------- */
 
+/*
+ * The address handle's attributes for attr. IB: the DLID and SL given
+ * (path_query(), or the port's own LID for its loopback handle); only a
+ * unicast handle asked without a DLID has its path record asked here,
+ * synchronously (ipoib_verbs_path_lid()). A group: its fabric GID and
+ * MLID (ipoib_verbs_mcast_route()). RoCE: no LID, SL 0.
+ */
+int
+ipoib_verbs_ah_attr(struct ipoib_hca *hca, const struct ipoib_ah_attr *attr,
+		    struct ibv_ah_attr *a)
+{
+	int ret;
+
+	memset(a, 0, sizeof(*a));
+	a->is_global = 1;
+	a->port_num = hca->port;
+	a->dlid = attr->dlid;
+	a->sl = attr->sl;
+	a->grh.sgid_index = hca->gid_index;
+	a->grh.hop_limit = IPOIB_VERBS_HOP_LIMIT;
+	if (attr->multicast) {
+		ret = ipoib_verbs_mcast_route(hca, attr->dgid, &a->grh.dgid,
+					      &a->dlid);
+		if (ret < 0)
+			return ret;
+	} else {
+		memcpy(a->grh.dgid.raw, attr->dgid, IPOIB_GID_LEN);
+		if (!hca->roce && a->dlid == 0) {
+			ret = ipoib_verbs_path_lid(hca, attr->dgid, &a->dlid,
+						   &a->sl);
+			if (ret < 0)
+				return ret;
+		}
+	}
+	if (hca->roce) {	/* Ethernet: no LID; SL would be the priority */
+		a->dlid = 0;
+		a->sl = 0;
+	}
+	return 0;
+}
+
 struct ipoib_hca_ah *
 ipoib_verbs_ah_create(struct ipoib_hca *hca, const struct ipoib_ah_attr *attr)
 {
-	struct ibv_ah_attr a = {
-		.is_global = 1,
-		.port_num = hca->port,
-		.dlid = attr->dlid,
-		.sl = attr->sl,
-		.grh = {
-			.sgid_index = hca->gid_index,
-			.hop_limit = IPOIB_VERBS_HOP_LIMIT,
-		},
-	};
+	struct ibv_ah_attr a;
 	struct ipoib_hca_ah *ah;
 
-	if (attr->multicast) {
-		if (ipoib_verbs_mcast_route(hca, attr->dgid, &a.grh.dgid,
-					    &a.dlid) < 0)
-			return NULL;
-	} else {
-		memcpy(a.grh.dgid.raw, attr->dgid, IPOIB_GID_LEN);
-		/*
-		 * IB: the DLID and SL come from the driver (path_query(), or
-		 * the port's own LID for its loopback handle). Only a handle
-		 * asked without a DLID has its path record asked here,
-		 * synchronously (ipoib_verbs_path_lid()).
-		 */
-		if (!hca->roce && a.dlid == 0 &&
-		    ipoib_verbs_path_lid(hca, attr->dgid, &a.dlid, &a.sl) < 0)
-			return NULL;
-	}
-	if (hca->roce) {	/* Ethernet: no LID; SL would be the priority */
-		a.dlid = 0;
-		a.sl = 0;
-	}
+	if (ipoib_verbs_ah_attr(hca, attr, &a) < 0)
+		return NULL;
 	ah = calloc(1, sizeof(*ah));
 	if (ah == NULL)
 		return NULL;
