@@ -37,6 +37,19 @@ shm_copy(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
 	uint32_t s = 0, soff = skip;
 	uint16_t i;
 
+	/* the common message: one piece, within the buffer's first segment */
+	if (wr->iovcnt == 1 && d->num_sge > 0 &&
+	    skip + wr->iov[0].iov_len <= d->sge[0].len) {
+		uint8_t *dst = shm_arena_ptr(f, proc, d->sge[0].off);
+
+		if (dst != NULL) {
+			shm_tsan_buf_take(dst);
+			memcpy(dst + skip, wr->iov[0].iov_base,
+			       wr->iov[0].iov_len);
+			shm_tsan_buf_give(dst);
+		}
+		return;
+	}
 	while (s < d->num_sge && soff >= d->sge[s].len)
 		soff -= d->sge[s++].len;
 	for (i = 0; i < wr->iovcnt; i++) {
