@@ -215,23 +215,6 @@ shm_arena_free(struct shm_fabric *f, uint64_t off, size_t len)
 	pthread_mutex_unlock(&f->lock);
 }
 
-/* Is [addr, addr + len) inside our segment lkey? Gives its arena offset. */
-bool
-shm_arena_own(struct shm_fabric *f, uint32_t lkey, uint64_t addr,
-	      uint64_t len, uint64_t *off)
-{
-	const struct shm_seg *sg;
-
-	if (lkey >= __atomic_load_n(&f->nr_segs, __ATOMIC_ACQUIRE))
-		return false;
-	sg = &f->segs[lkey];
-	if (addr < (uintptr_t)sg->base ||
-	    addr + len > (uintptr_t)sg->base + sg->size)
-		return false;
-	*off = SHM_OFF(lkey, addr - (uintptr_t)sg->base);
-	return true;
-}
-
 /* Map a peer's segment on first use; mappings stay until detach. */
 void *
 shm_arena_map(struct shm_fabric *f, uint32_t proc, uint64_t off)
@@ -354,7 +337,7 @@ shm_mem_alloc(struct shm_fabric *f, size_t len, struct shm_mem *mem)
 void
 shm_mem_free(struct shm_fabric *f, struct shm_mem *mem)
 {
-	uint64_t off;
+	uint64_t off = 0;
 	uint32_t seg;
 
 	if (!shm_arena_own(f, mem->lkey, (uintptr_t)mem->addr, mem->len,

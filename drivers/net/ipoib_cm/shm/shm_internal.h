@@ -467,8 +467,25 @@ void shm_seg_name(char *buf, size_t len, const struct shm_fabric *f,
 		  uint32_t proc, uint32_t gen, uint32_t seg);
 int shm_arena_create(struct shm_fabric *f);
 void *shm_arena_map(struct shm_fabric *f, uint32_t proc, uint64_t off);
-bool shm_arena_own(struct shm_fabric *f, uint32_t lkey, uint64_t addr,
-		   uint64_t len, uint64_t *off);
+/*
+ * Is [addr, addr + len) inside our segment lkey? Gives its arena offset.
+ * Inline: every receive WR posted asks it of each of its segments.
+ */
+static inline bool
+shm_arena_own(struct shm_fabric *f, uint32_t lkey, uint64_t addr,
+	      uint64_t len, uint64_t *off)
+{
+	const struct shm_seg *sg;
+
+	if (lkey >= __atomic_load_n(&f->nr_segs, __ATOMIC_ACQUIRE))
+		return false;
+	sg = &f->segs[lkey];
+	if (addr < (uintptr_t)sg->base ||
+	    addr + len > (uintptr_t)sg->base + sg->size)
+		return false;
+	*off = SHM_OFF(lkey, addr - (uintptr_t)sg->base);
+	return true;
+}
 
 /* Address of arena offset off of process proc (mapped on first use). */
 static inline void *
