@@ -40,10 +40,7 @@ struct ipoib_peer *ipoib_rx_ud_stranger(struct ipoib_rxq *rxq,
 					const struct ipoib_wc *wc,
 					uint32_t ptype_mask);
 
-/*
- * Replacement mbufs taken in one call from one pool: a burst's (SRQ), or
- * a run of one connection's completions (non-SRQ: its own pool).
- */
+/* Replacement mbufs of a burst, from one pool, taken in one call. */
 struct ipoib_rx_fresh {
 	struct rte_mbuf *m[IPOIB_RX_FRESH];
 	uint16_t n;
@@ -366,22 +363,6 @@ ipoib_rx_need(const struct ipoib_rx_ring *ring, const struct ipoib_wc *wc,
 }
 
 /*
- * Non-SRQ: mbufs the run of completions of connection ci that starts the
- * k of wc needs (each connection's buffers come from its own pool).
- */
-static __rte_always_inline uint16_t
-ipoib_rx_run_need(const struct ipoib_rx_ring *ring, const struct ipoib_wc *wc,
-		  uint16_t k, uint32_t ci)
-{
-	uint16_t i, need = 0;
-
-	for (i = 0; i < k && ipoib_wr_kind(wc[i].wr_id) == IPOIB_WR_CONN &&
-	     ipoib_wr_conn(wc[i].wr_id) == ci; i++)
-		need += ipoib_rx_nseg(ring, wc[i].byte_len);
-	return need;
-}
-
-/*
  * A completion whose wr_id names no slot of the ring it came to: counted
  * and skipped, nothing indexed with it; the drain id is expected.
  */
@@ -530,7 +511,6 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 		.ctr = rxq->peer_ctr,
 	};
 	struct ipoib_rx_fresh fresh = { .n = 0, .next = 0 };
-	struct ipoib_conn *run = NULL;	/* non-SRQ: whose pool fresh is of */
 	uint16_t nb = 0, nwr = 0, k, i;
 
 	if (rxq->loopback != NULL) {
@@ -582,14 +562,6 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 				continue;
 			}
 			ring = &owner->ring;
-			/* a run of its completions: their mbufs at once */
-			if (owner != run) {
-				ipoib_rx_fresh_return(&fresh);
-				ipoib_rx_fresh_take(&fresh, ring->pool->mp,
-					ipoib_rx_run_need(ring, &wc[i], k - i,
-							  ci));
-				run = owner;
-			}
 		}
 		if (unlikely(slot >= ring->nb_slots)) {
 			IPOIB_STAT_INC(rxq->stats.bad_wr_id);
@@ -609,7 +581,7 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 		m = NULL;
 		if (likely(wc[i].status == IPOIB_WC_SUCCESS))
 			m = ipoib_rx_chain(rxq, ring, slot, wc[i].byte_len, 0,
-					   &fresh);
+					   srq ? &fresh : NULL);
 		wr_conn[nwr] = owner;
 		ipoib_rx_ring_fill_wr(ring, slot, wc[i].wr_id, &wr[nwr++]);
 		if (unlikely(m == NULL))
@@ -626,7 +598,8 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 			pkts[nb++] = m;
 		}
 	}
-	ipoib_rx_fresh_return(&fresh);
+	if (srq)
+		ipoib_rx_fresh_return(&fresh);
 	ipoib_rx_repost(rxq, wr, wr_conn, nwr, srq);
 	ipoib_rx_acct_flush(&acct);
 	ipoib_rx_acct_store(rxq, &acct);
