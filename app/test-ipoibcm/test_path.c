@@ -20,9 +20,11 @@
 #include "test.h"
 #include "test_util.h"
 
-#define PATH_FRAMES	300	/* more than a burst the control thread takes */
+/* first frames: more than a burst the control thread takes at once */
+#define PATH_FRAMES	300
 #define PATH_REPLIES	100
-#define PATH_QUIET_MS	300	/* B hears nothing while A's query is lost */
+/* how long one frame is given to arrive while B's path may be asked */
+#define PATH_TRY_MS	300
 
 struct path_pair {
 	char an[32], bn[32];
@@ -224,9 +226,9 @@ test_path_sa_timeout(void)
 	for (;;) {
 		TEST_RUN(path_send(p.a, &p.amac, &p.bmac, seq, seq + 1));
 		seq++;
-		if (test_rx_until(p.b, &m, 1, PATH_QUIET_MS) == 1)
+		if (test_rx_until(p.b, &m, 1, PATH_TRY_MS) == 1)
 			break;
-		TEST_ASSERT(seq < 50 + TEST_HANG_MS / PATH_QUIET_MS,
+		TEST_ASSERT(seq < 50 + TEST_HANG_MS / PATH_TRY_MS,
 			    "B's path never came");
 	}
 	/* the frames sent after the first to arrive follow it, in order */

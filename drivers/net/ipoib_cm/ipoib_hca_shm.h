@@ -19,7 +19,7 @@ struct ipoib_hca {
 	struct shm_fabric *f;
 	struct shm_port *port;
 	bool cm_listen;			/* on the IPoIB service IDs */
-	bool sa_path;			/* unicast handles need a path record */
+	bool sa_path;			/* unicast handles need a path */
 	/* answers of the SA polled and not asked for yet, by kind */
 	struct shm_sa_event sa_paths[SHM_SA_MAX_PENDING];
 	unsigned int nr_sa_paths;

@@ -9,10 +9,10 @@
  * queued meanwhile. Here the control thread posts the query
  * (path_query), keeps it in priv->paths, and in a later round takes the
  * answer (path_poll) or, after the devarg path_timeout (3000 ms, as
- * Linux's) without one, gives up (a lost MAD never answers). Frames to the peer wait meanwhile
- * (ipoib_tx_held.c); frames to a peer without a path are dropped for
- * IPOIB_NEG_CACHE_MS, as to a MAC the directory does not know
- * (ipoib_neg_set()), then a frame asks again.
+ * Linux's) without one, gives up (a lost MAD never answers). Frames to
+ * the peer wait meanwhile (ipoib_tx_held.c); frames to a peer without a
+ * path are dropped for IPOIB_NEG_CACHE_MS, as to a MAC the directory
+ * does not know (ipoib_neg_set()), then a frame asks again.
  */
 
 #include <errno.h>
@@ -59,8 +59,9 @@ ipoib_path_get(struct ipoib_priv *priv, const struct ipoib_peer *peer,
 	if (w != NULL) {
 		if (!w->answered)
 			return 0;
+		/* a failure is not asked again for a while */
 		if (w->status < 0)
-			return w->status;	/* not asked again for a while */
+			return w->status;
 		w->peer = 0;
 		aa->dlid = w->dlid;
 		aa->sl = w->sl;

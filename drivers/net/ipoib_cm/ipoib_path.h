@@ -15,7 +15,8 @@
 
 #include "ipoib_hca.h"
 
-#define IPOIB_PATH_PENDING_MAX	64	/* queries outstanding, per port */
+/* path queries outstanding, per port */
+#define IPOIB_PATH_PENDING_MAX	64
 
 struct ipoib_priv;
 struct ipoib_peer;
