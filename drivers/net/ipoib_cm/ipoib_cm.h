@@ -16,7 +16,6 @@
 
 #include <ethdev_driver.h>
 #include <rte_ether.h>
-#include <rte_hash.h>
 #include <rte_mempool.h>
 #include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
@@ -188,7 +187,8 @@ struct ipoib_rxq {
 	uint8_t deferred;		/* not started by dev_start */
 	/* the last UD source, to skip a hash lookup for a busy sender */
 	struct ipoib_peer *last_src;
-	struct ipoib_peer_ctr *peer_ctr;	/* its counters of each peer */
+	/* its counters of each peer (ipoib_peer_ctr_at()) */
+	struct ipoib_peer_ctr *const *peer_ctr;
 	/* counters last */
 	struct ipoib_rxq_stats stats;
 	struct ipoib_rxq_stats stats_base;	/* snapshot at last reset */
@@ -240,9 +240,9 @@ struct ipoib_txq {
 	uint32_t qsbr_id;
 	uint32_t handoff;		/* ipoib_queue_enter() */
 	uint32_t ud_qkey;		/* remote Q_Key of UD sends: priv->qkey */
-	/* its counters of each peer, by peer index: sent on RC, on UD */
-	struct ipoib_peer_ctr *peer_rc;
-	struct ipoib_peer_ctr *peer_ud;
+	/* its counters of each peer (ipoib_peer_ctr_at()): on RC, on UD */
+	struct ipoib_peer_ctr *const *peer_rc;
+	struct ipoib_peer_ctr *const *peer_ud;
 	struct ipoib_mc_last mc_last;	/* ipoib_mcast_snoop() */
 	struct rte_mempool *frag_direct;
 	struct rte_mempool *frag_indirect;
@@ -373,7 +373,9 @@ struct ipoib_priv {
 	struct ipoib_peers pt;
 	/* connections */
 	struct ipoib_conn **conns;	/* by index; NULL: free */
-	struct ipoib_conn *conn_slab;	/* the connections, one per index */
+	/* the connections, a chunk at a time as needed (ipoib_conn.c) */
+	struct ipoib_conn **conn_chunk;
+	uint32_t nr_conn_slots;		/* in chunks */
 	uint32_t nr_conns_max;		/* 2 x max_conns, + draining */
 	uint32_t conn_cursor;
 	uint32_t nr_active, nr_passive;	/* CONNECTING + CONNECTED */

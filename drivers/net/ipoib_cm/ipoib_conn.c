@@ -35,18 +35,21 @@ int
 ipoib_conns_init(struct ipoib_priv *priv)
 {
 	RTE_BUILD_BUG_ON(sizeof(struct ipoib_conn) > IPOIB_CONN_HOST_BYTES);
-	priv->nr_conns_max = 2 * priv->cfg.max_conns + IPOIB_CONN_SPARE;
+	priv->nr_conns_max = RTE_ALIGN_CEIL(2 * priv->cfg.max_conns +
+					    IPOIB_CONN_SPARE,
+					    IPOIB_CONN_CHUNK);
 	priv->conns = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_CONNS,
 					"ipoib_conns", priv->nr_conns_max *
 					sizeof(*priv->conns),
 					RTE_CACHE_LINE_SIZE, SOCKET_ID_ANY);
-	/* one slab, a slot for each connection there may be */
-	priv->conn_slab = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_CONNS,
-					    "ipoib_conn_slab",
-					    priv->nr_conns_max *
-					    sizeof(*priv->conn_slab),
-					    RTE_CACHE_LINE_SIZE, SOCKET_ID_ANY);
-	if (priv->conns == NULL || priv->conn_slab == NULL) {
+	/* the slots themselves come a chunk at a time (ipoib_conn_alloc()) */
+	priv->conn_chunk = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_CONNS,
+					     "ipoib_conn_chunks",
+					     (priv->nr_conns_max /
+					      IPOIB_CONN_CHUNK) *
+					     sizeof(*priv->conn_chunk), 0,
+					     SOCKET_ID_ANY);
+	if (priv->conns == NULL || priv->conn_chunk == NULL) {
 		ipoib_conns_fini(priv);
 		return -ENOMEM;
 	}
@@ -56,10 +59,53 @@ ipoib_conns_init(struct ipoib_priv *priv)
 void
 ipoib_conns_fini(struct ipoib_priv *priv)
 {
+	uint32_t c;
+
+	for (c = 0; priv->conn_chunk != NULL &&
+	     c < priv->nr_conn_slots / IPOIB_CONN_CHUNK; c++)
+		ipoib_mem_free(&priv->acct, IPOIB_MEM_CONNS,
+			       priv->conn_chunk[c]);
 	ipoib_mem_free(&priv->acct, IPOIB_MEM_CONNS, priv->conns);
-	ipoib_mem_free(&priv->acct, IPOIB_MEM_CONNS, priv->conn_slab);
+	ipoib_mem_free(&priv->acct, IPOIB_MEM_CONNS, priv->conn_chunk);
 	priv->conns = NULL;
-	priv->conn_slab = NULL;
+	priv->conn_chunk = NULL;
+	priv->nr_conn_slots = 0;
+}
+
+static inline struct ipoib_conn *
+ipoib_conn_slot(struct ipoib_priv *priv, uint32_t idx)
+{
+	return &priv->conn_chunk[idx >> IPOIB_CONN_CHUNK_SHIFT]
+		[idx & (IPOIB_CONN_CHUNK - 1)];
+}
+
+/*
+ * A free slot: one of those allocated, not in use and out of its grace
+ * period, taken round-robin; when every one is busy, a new chunk.
+ */
+static int32_t
+ipoib_conn_slot_free(struct ipoib_priv *priv)
+{
+	uint32_t n = priv->nr_conn_slots, i, idx;
+	struct ipoib_conn *chunk;
+
+	for (i = 0; i < n; i++) {
+		idx = (priv->conn_cursor + i) % n;
+		if (priv->conns[idx] == NULL &&
+		    ipoib_grace_passed(priv, ipoib_conn_slot(priv, idx)->token))
+			return (int32_t)idx;
+	}
+	if (n >= priv->nr_conns_max)
+		return -1;
+	chunk = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_CONNS,
+				  "ipoib_conn_chunk",
+				  IPOIB_CONN_CHUNK * sizeof(*chunk),
+				  RTE_CACHE_LINE_SIZE, SOCKET_ID_ANY);
+	if (chunk == NULL)
+		return -1;
+	priv->conn_chunk[n / IPOIB_CONN_CHUNK] = chunk;
+	priv->nr_conn_slots = n + IPOIB_CONN_CHUNK;
+	return (int32_t)n;
 }
 
 static struct ipoib_conn *
@@ -67,20 +113,14 @@ ipoib_conn_alloc(struct ipoib_priv *priv, struct ipoib_peer *peer,
 		 bool active)
 {
 	struct ipoib_conn *c;
-	uint32_t i, idx;
+	int32_t idx = ipoib_conn_slot_free(priv);
 
-	for (i = 0; i < priv->nr_conns_max; i++) {
-		idx = (priv->conn_cursor + i) % priv->nr_conns_max;
-		if (priv->conns[idx] == NULL &&
-		    ipoib_grace_passed(priv, priv->conn_slab[idx].token))
-			break;
-	}
-	if (i == priv->nr_conns_max)
+	if (idx < 0)
 		return NULL;
-	c = &priv->conn_slab[idx];
+	c = ipoib_conn_slot(priv, (uint32_t)idx);
 	memset(c, 0, sizeof(*c));
-	priv->conn_cursor = idx + 1;
-	c->index = idx;
+	priv->conn_cursor = (uint32_t)idx + 1;
+	c->index = (uint32_t)idx;
 	c->peer = peer;
 	c->active = active;
 	c->state = IPOIB_CONN_CONNECTING;

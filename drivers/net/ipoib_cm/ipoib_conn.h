@@ -27,6 +27,9 @@
 #define IPOIB_SPARE_NS		IPOIB_SAMPLE_NS	/* unused this long: freed */
 /* At most this many bytes a connection slot, checked at build time. */
 #define IPOIB_CONN_HOST_BYTES	128
+/* connection slots are allocated this many at a time, when all are busy */
+#define IPOIB_CONN_CHUNK_SHIFT	6
+#define IPOIB_CONN_CHUNK	(1u << IPOIB_CONN_CHUNK_SHIFT)
 
 static inline void
 ipoib_count_rej(uint64_t *by_reason, uint16_t reason)

@@ -3,21 +3,22 @@
  *
  * The peer table: every remote IPoIB interface the port has heard of,
  * found by its emulated MAC (transmit) or its hardware address (receive).
- * Readers are the rx and tx bursts, lock-free (rte_hash in lock-free
- * read mode); writers (learning on any lcore, removal on the control
- * thread) take learn_lock. Removed peers are reused after an RCU grace
+ * Readers are the rx and tx bursts, lock-free (ipoib_peer_hash.h);
+ * writers (learning on any lcore, removal on the control thread) take
+ * learn_lock. Peers are allocated a chunk at a time as they are learned
+ * (an lcore that learns the first peer of a chunk allocates it). Removed peers are reused after an RCU grace
  * period: a queue is online (rte_rcu_qsbr_thread_online()) only inside
  * its bursts, so the period ends once every burst that was running when
  * the peer was removed has left.
  */
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <rte_errno.h>
-#include <rte_hash.h>
-#include <rte_jhash.h>
+#include <rte_hash_crc.h>
 #include <rte_malloc.h>
 
 #include "ipoib_cm.h"
@@ -25,19 +26,22 @@
 #include "ipoib_peer.h"
 #include "ipoib_tx_held.h"
 
-/*
- * rte_jhash() reads 32-bit words, unaligned on x86 (undefined behaviour
- * for UBSan); a MAC in a received frame sits at any even address. Keys
- * (6 and 20 bytes) are hashed from an aligned copy.
+/* Hashes of the keys, from aligned copies (a MAC in a frame sits at any
+ * even address): CRC32 of 64-bit words.
  */
-static uint32_t
-ipoib_hash_fn(const void *key, uint32_t len, uint32_t init)
+static inline uint64_t
+ipoib_mac_key(const struct rte_ether_addr *mac)
 {
-	uint32_t words[(IPOIB_HWADDR_LEN + 3) / 4];
+	uint64_t k = 0;
 
-	RTE_ASSERT(len <= sizeof(words));
-	memcpy(words, key, len);
-	return rte_jhash(words, len, init);
+	memcpy(&k, mac->addr_bytes, RTE_ETHER_ADDR_LEN);
+	return k;
+}
+
+static inline uint32_t
+ipoib_mac_hash(uint64_t key)
+{
+	return rte_hash_crc_8byte(key, 0);
 }
 
 /* The hardware address as a table key: QPN and GID, flags zeroed. */
@@ -48,43 +52,58 @@ ipoib_hw_key(struct ipoib_hwaddr *key, const struct ipoib_hwaddr *hw)
 	key->bytes[0] = 0;
 }
 
-static struct rte_hash *
-ipoib_hash_create(struct ipoib_mem *acct, const char *name, uint32_t entries,
-		  uint32_t key_len, struct rte_rcu_qsbr *qsbr)
+/* QPN and GID: bytes 1-19 of the hardware address (flags left out). */
+static inline uint32_t
+ipoib_hw_hash(const struct ipoib_hwaddr *hw)
 {
-	struct rte_hash_parameters hp = {
-		.name = name,
-		.entries = entries,
-		.key_len = key_len,
-		.hash_func = ipoib_hash_fn,
-		.socket_id = (int)rte_socket_id(),
-		.extra_flag = RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF,
-	};
-	struct rte_hash_rcu_config rc = {
-		.v = qsbr,
-		.mode = RTE_HASH_QSBR_MODE_DQ,
-	};
-	struct ipoib_mem_mark m;
-	struct rte_hash *h;
+	uint64_t w[3] = { 0, 0, 0 };
 
-	ipoib_mem_begin(&m);
-	h = rte_hash_create(&hp);
-	if (h != NULL && rte_hash_rcu_qsbr_add(h, &rc) != 0) {
-		rte_hash_free(h);
-		h = NULL;
-	}
-	ipoib_mem_end(&m, acct, IPOIB_MEM_HASH);
-	return h;
+	memcpy((uint8_t *)w + 1, &hw->bytes[1], IPOIB_HWADDR_LEN - 1);
+	return rte_hash_crc_8byte(w[2],
+				  rte_hash_crc_8byte(w[1],
+						     rte_hash_crc_8byte(w[0],
+									0)));
 }
 
-static void
-ipoib_hash_free(struct ipoib_mem *acct, struct rte_hash *h)
+static inline bool
+ipoib_hw_match(const struct ipoib_peer *p, const struct ipoib_hwaddr *hw)
 {
-	struct ipoib_mem_mark m;
+	return memcmp(&p->hw.bytes[1], &hw->bytes[1],
+		      IPOIB_HWADDR_LEN - 1) == 0;
+}
 
-	ipoib_mem_begin(&m);
-	rte_hash_free(h);
-	ipoib_mem_end(&m, acct, IPOIB_MEM_HASH);
+/* The by_lid key of a GRH-less UD sender: (SLID, source QPN). */
+static inline uint64_t
+ipoib_lid_key(uint16_t lid, uint32_t qpn)
+{
+	return ((uint64_t)lid << 32) | (qpn & IPOIB_QPN_MASK);
+}
+
+static inline uint32_t
+ipoib_lid_hash(uint64_t key)
+{
+	return rte_hash_crc_8byte(key, 0);
+}
+
+/* Rebuilding an index (learn_lock held): the key hash of peer idx. */
+static uint32_t
+ipoib_peer_mac_hash_of(void *arg, uint32_t idx)
+{
+	return ipoib_mac_hash(ipoib_mac_key(&ipoib_peer_at(arg, idx)->mac));
+}
+
+static uint32_t
+ipoib_peer_hw_hash_of(void *arg, uint32_t idx)
+{
+	return ipoib_hw_hash(&ipoib_peer_at(arg, idx)->hw);
+}
+
+static uint32_t
+ipoib_peer_lid_hash_of(void *arg, uint32_t idx)
+{
+	const struct ipoib_peer *p = ipoib_peer_at(arg, idx);
+
+	return ipoib_lid_hash(ipoib_lid_key(p->lid, p->qpn));
 }
 
 int
@@ -93,54 +112,34 @@ ipoib_peers_init(struct ipoib_priv *priv, const char *name)
 	uint32_t n = RTE_MAX((uint32_t)IPOIB_PEERS_MIN,
 			     IPOIB_PEERS_PER_CONN * priv->cfg.max_conns);
 	struct ipoib_peers *pt = &priv->pt;
-	char nm[RTE_HASH_NAMESIZE];
+	char nm[RTE_RING_NAMESIZE];
 	size_t qsz;
-	uint32_t i;
 
 	/* the datapath's per-peer counters are per queue, not in it */
 	RTE_BUILD_BUG_ON(sizeof(struct ipoib_peer) > 2 * RTE_CACHE_LINE_SIZE);
-	n = rte_align32pow2(n);
+	n = RTE_ALIGN_CEIL(n, IPOIB_PEER_CHUNK);
 	pt->nr_max = n;
-	rte_spinlock_init(&pt->learn_lock);
+	pthread_mutex_init(&pt->learn_lock, NULL);
+	ipoib_ph_init(&pt->by_mac, &priv->acct, ipoib_peer_mac_hash_of, pt);
+	ipoib_ph_init(&pt->by_hw, &priv->acct, ipoib_peer_hw_hash_of, pt);
+	ipoib_ph_init(&pt->by_lid, &priv->acct, ipoib_peer_lid_hash_of, pt);
 	qsz = rte_rcu_qsbr_get_memsize(IPOIB_QSBR_THREADS);
 	pt->qsbr = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_PEERS, "ipoib_qsbr",
 				     qsz, RTE_CACHE_LINE_SIZE, SOCKET_ID_ANY);
-	pt->peers = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_PEERS,
-				      "ipoib_peers",
-				      (size_t)n * sizeof(*pt->peers),
-				      RTE_CACHE_LINE_SIZE, SOCKET_ID_ANY);
-	pt->deferred = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_PEERS,
-					 "ipoib_deferred",
-					 (size_t)n * sizeof(*pt->deferred), 0,
-					 SOCKET_ID_ANY);
-	if (pt->qsbr == NULL || pt->peers == NULL || pt->deferred == NULL)
+	pt->chunk = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_PEERS,
+				      "ipoib_peer_chunks",
+				      (n / IPOIB_PEER_CHUNK) *
+				      sizeof(*pt->chunk), 0, SOCKET_ID_ANY);
+	if (pt->qsbr == NULL || pt->chunk == NULL)
 		goto fail;
 	if (rte_rcu_qsbr_init(pt->qsbr, IPOIB_QSBR_THREADS) != 0)
 		goto fail;
-	/* short names: DPDK derives longer ones (defer queues) from them */
-	snprintf(nm, sizeof(nm), "ipm_%u", priv->eth_dev->data->port_id);
-	pt->mac_hash = ipoib_hash_create(&priv->acct, nm, n,
-					 RTE_ETHER_ADDR_LEN, pt->qsbr);
-	snprintf(nm, sizeof(nm), "iph_%u", priv->eth_dev->data->port_id);
-	pt->hw_hash = ipoib_hash_create(&priv->acct, nm, n, IPOIB_HWADDR_LEN,
-					pt->qsbr);
-	snprintf(nm, sizeof(nm), "ipl_%u", priv->eth_dev->data->port_id);
-	pt->lid_hash = ipoib_hash_create(&priv->acct, nm, n, sizeof(uint64_t),
-					 pt->qsbr);
-	snprintf(nm, sizeof(nm), "ipf_%u", priv->eth_dev->data->port_id);
-	pt->free = ipoib_ring_create(&priv->acct, IPOIB_MEM_RINGS, nm,
-				     sizeof(void *), n, RING_F_EXACT_SZ);
 	snprintf(nm, sizeof(nm), "ipr_%u", priv->eth_dev->data->port_id);
 	pt->resolve = ipoib_ring_create(&priv->acct, IPOIB_MEM_RINGS, nm,
 					sizeof(void *), IPOIB_RESOLVE_RING,
 					RING_F_SC_DEQ);
-	if (pt->mac_hash == NULL || pt->hw_hash == NULL ||
-	    pt->lid_hash == NULL || pt->free == NULL || pt->resolve == NULL)
+	if (pt->resolve == NULL)
 		goto fail;
-	for (i = 0; i < n; i++) {
-		pt->peers[i].index = i;
-		rte_ring_enqueue(pt->free, (void *)(uintptr_t)i);
-	}
 	return 0;
 fail:
 	IPOIB_LOG(ERR, "%s: cannot create the peer table of %u entries: %s",
@@ -153,47 +152,78 @@ void
 ipoib_peers_fini(struct ipoib_priv *priv)
 {
 	struct ipoib_peers *pt = &priv->pt;
-	uint32_t i, k;
+	uint32_t i, k, c;
 
 	for (k = 0; k < IPOIB_PEER_CTR_KINDS; k++)
-		for (i = 0; i < IPOIB_CTR_QUEUES; i++)
+		for (i = 0; i < IPOIB_CTR_QUEUES; i++) {
+			for (c = 0; pt->ctr[k][i] != NULL &&
+			     c < pt->nr_alloc / IPOIB_PEER_CHUNK; c++)
+				ipoib_mem_free(&priv->acct, IPOIB_MEM_PEERS,
+					       pt->ctr[k][i][c]);
 			ipoib_mem_free(&priv->acct, IPOIB_MEM_PEERS,
 				       pt->ctr[k][i]);
-	for (i = 0; pt->peers != NULL && i < pt->nr_max; i++) {
-		if (pt->peers[i].ah != NULL)
-			priv->ops->ah_destroy(pt->peers[i].ah);
-		pt->peers[i].ah = NULL;
+		}
+	for (i = 0; i < pt->nr_alloc; i++) {
+		struct ipoib_peer *p = ipoib_peer_at(pt, i);
+
+		if (p->ah != NULL)
+			priv->ops->ah_destroy(p->ah);
+		p->ah = NULL;
 	}
-	if (pt->mac_hash != NULL)
-		ipoib_hash_free(&priv->acct, pt->mac_hash);
-	if (pt->hw_hash != NULL)
-		ipoib_hash_free(&priv->acct, pt->hw_hash);
-	if (pt->lid_hash != NULL)
-		ipoib_hash_free(&priv->acct, pt->lid_hash);
-	ipoib_ring_free(&priv->acct, IPOIB_MEM_RINGS, pt->free);
+	for (c = 0; c < pt->nr_alloc / IPOIB_PEER_CHUNK; c++)
+		ipoib_mem_free(&priv->acct, IPOIB_MEM_PEERS, pt->chunk[c]);
+	ipoib_ph_fini(&pt->by_mac);
+	ipoib_ph_fini(&pt->by_hw);
+	ipoib_ph_fini(&pt->by_lid);
 	ipoib_ring_free(&priv->acct, IPOIB_MEM_RINGS, pt->resolve);
-	ipoib_mem_free(&priv->acct, IPOIB_MEM_PEERS, pt->deferred);
-	ipoib_mem_free(&priv->acct, IPOIB_MEM_PEERS, pt->peers);
+	ipoib_mem_free(&priv->acct, IPOIB_MEM_PEERS, pt->chunk);
 	ipoib_mem_free(&priv->acct, IPOIB_MEM_PEERS, pt->qsbr);
+	pthread_mutex_destroy(&pt->learn_lock);
 	memset(pt, 0, sizeof(*pt));
 }
 
-struct ipoib_peer_ctr *
+/* learn_lock held: one chunk of IPOIB_PEER_CHUNK counters. */
+static struct ipoib_peer_ctr *
+ipoib_peer_ctr_chunk(struct ipoib_priv *priv)
+{
+	return ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_PEERS,
+				 "ipoib_peer_ctr",
+				 IPOIB_PEER_CHUNK *
+				 sizeof(struct ipoib_peer_ctr),
+				 RTE_CACHE_LINE_SIZE, SOCKET_ID_ANY);
+}
+
+struct ipoib_peer_ctr *const *
 ipoib_peer_ctr_get(struct ipoib_priv *priv, enum ipoib_peer_ctr_kind k,
 		   uint16_t q)
 {
 	struct ipoib_peers *pt = &priv->pt;
-	struct ipoib_peer_ctr *c = pt->ctr[k][q];
+	struct ipoib_peer_ctr **d;
+	uint32_t c;
 
-	if (c != NULL)
-		return c;
-	c = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_PEERS, "ipoib_peer_ctr",
-			      (size_t)pt->nr_max * sizeof(*c),
-			      RTE_CACHE_LINE_SIZE, SOCKET_ID_ANY);
+	pthread_mutex_lock(&pt->learn_lock);
+	d = pt->ctr[k][q];
+	if (d != NULL)
+		goto out;
+	d = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_PEERS, "ipoib_peer_ctrs",
+			      (pt->nr_max / IPOIB_PEER_CHUNK) * sizeof(*d), 0,
+			      SOCKET_ID_ANY);
+	for (c = 0; d != NULL && c < pt->nr_alloc / IPOIB_PEER_CHUNK; c++) {
+		d[c] = ipoib_peer_ctr_chunk(priv);
+		if (d[c] == NULL) {
+			while (c-- > 0)
+				ipoib_mem_free(&priv->acct, IPOIB_MEM_PEERS,
+					       d[c]);
+			ipoib_mem_free(&priv->acct, IPOIB_MEM_PEERS, d);
+			d = NULL;
+		}
+	}
 	/* complete (zeroed) before a reader sums it */
-	if (c != NULL)
-		__atomic_store_n(&pt->ctr[k][q], c, __ATOMIC_RELEASE);
-	return c;
+	if (d != NULL)
+		__atomic_store_n(&pt->ctr[k][q], d, __ATOMIC_RELEASE);
+out:
+	pthread_mutex_unlock(&pt->learn_lock);
+	return d;
 }
 
 /* Queue q's counter of kind k for peer, or NULL: the queue has none. */
@@ -201,10 +231,11 @@ static struct ipoib_peer_ctr *
 ipoib_peer_ctr_of(const struct ipoib_peers *pt, uint32_t k, uint32_t q,
 		  const struct ipoib_peer *peer)
 {
-	struct ipoib_peer_ctr *c = __atomic_load_n(&pt->ctr[k][q],
-						   __ATOMIC_ACQUIRE);
+	struct ipoib_peer_ctr *const *d = __atomic_load_n(&pt->ctr[k][q],
+							  __ATOMIC_ACQUIRE);
 
-	return c != NULL ? c + peer->index : NULL;
+	/* the peer's chunk of them was made before the peer could be seen */
+	return d != NULL ? ipoib_peer_ctr_at(d, peer->index) : NULL;
 }
 
 void
@@ -248,53 +279,64 @@ ipoib_peer_ctr_clear(struct ipoib_peers *pt, const struct ipoib_peer *peer)
 		}
 }
 
-static inline struct ipoib_peer *
-ipoib_peer_get(struct ipoib_peers *pt, int32_t ret, void *data)
-{
-	struct ipoib_peer *peer;
-
-	if (ret < 0)
-		return NULL;
-	peer = &pt->peers[(uint32_t)(uintptr_t)data];
-	return ipoib_peer_live(peer) ? peer : NULL;
-}
+/*
+ * Probe an index from the key's hash until an empty slot: a live peer
+ * match() accepts, or NULL. A peer removed but not yet reused may still
+ * be named by a slot of a table the reader loaded: it is not live.
+ */
+#define IPOIB_PH_LOOKUP(pt, ph, hash, p, match)				\
+	do {								\
+		const struct ipoib_ph_tab *t_ = ipoib_ph_tab(ph);	\
+		uint32_t i_, v_;					\
+									\
+		(p) = NULL;						\
+		if (t_ == NULL)						\
+			break;						\
+		for (i_ = (hash);; i_++) {				\
+			v_ = ipoib_ph_slot(t_, i_);			\
+			if (v_ == IPOIB_PH_EMPTY)			\
+				break;					\
+			if (v_ == IPOIB_PH_TOMB)			\
+				continue;				\
+			(p) = ipoib_peer_at(pt, v_ - 1);		\
+			if (ipoib_peer_live(p) && (match))		\
+				break;					\
+			(p) = NULL;					\
+		}							\
+	} while (0)
 
 struct ipoib_peer *
 ipoib_peer_by_mac(struct ipoib_priv *priv, const struct rte_ether_addr *mac)
 {
-	void *data = NULL;
-	int32_t ret = rte_hash_lookup_data(priv->pt.mac_hash, mac, &data);
+	uint64_t key = ipoib_mac_key(mac);
+	struct ipoib_peer *p;
 
-	return ipoib_peer_get(&priv->pt, ret, data);
+	IPOIB_PH_LOOKUP(&priv->pt, &priv->pt.by_mac, ipoib_mac_hash(key), p,
+			ipoib_mac_key(&p->mac) == key);
+	return p;
 }
 
 struct ipoib_peer *
 ipoib_peer_by_hw(struct ipoib_priv *priv, const struct ipoib_hwaddr *hw)
 {
-	struct ipoib_hwaddr key;
-	void *data = NULL;
-	int32_t ret;
+	struct ipoib_peer *p;
 
-	ipoib_hw_key(&key, hw);
-	ret = rte_hash_lookup_data(priv->pt.hw_hash, &key, &data);
-	return ipoib_peer_get(&priv->pt, ret, data);
-}
-
-/* The lid_hash key of a GRH-less UD sender: (SLID, source QPN). */
-static inline uint64_t
-ipoib_lid_key(uint16_t lid, uint32_t qpn)
-{
-	return ((uint64_t)lid << 32) | (qpn & IPOIB_QPN_MASK);
+	IPOIB_PH_LOOKUP(&priv->pt, &priv->pt.by_hw, ipoib_hw_hash(hw), p,
+			ipoib_hw_match(p, hw));
+	return p;
 }
 
 struct ipoib_peer *
 ipoib_peer_by_lid(struct ipoib_priv *priv, uint16_t lid, uint32_t qpn)
 {
 	uint64_t key = ipoib_lid_key(lid, qpn);
-	void *data = NULL;
-	int32_t ret = rte_hash_lookup_data(priv->pt.lid_hash, &key, &data);
+	struct ipoib_peer *p;
 
-	return ipoib_peer_get(&priv->pt, ret, data);
+	IPOIB_PH_LOOKUP(&priv->pt, &priv->pt.by_lid, ipoib_lid_hash(key), p,
+			ipoib_lid_key(__atomic_load_n(&p->lid,
+						      __ATOMIC_RELAXED),
+				      p->qpn) == key);
+	return p;
 }
 
 /* Under learn_lock: the peer's (LID, QPN) no longer names it. */
@@ -303,14 +345,11 @@ ipoib_peer_unbind_lid(struct ipoib_peers *pt, struct ipoib_peer *peer)
 {
 	/* peer->lid is stored by threads that do not hold learn_lock */
 	uint16_t lid = __atomic_load_n(&peer->lid, __ATOMIC_RELAXED);
-	uint64_t key = ipoib_lid_key(lid, peer->qpn);
-	void *data = NULL;
 
 	if (lid == 0)
 		return;
-	if (rte_hash_lookup_data(pt->lid_hash, &key, &data) >= 0 &&
-	    (uintptr_t)data == peer->index)
-		rte_hash_del_key(pt->lid_hash, &key);
+	ipoib_ph_del(&pt->by_lid, ipoib_lid_hash(ipoib_lid_key(lid, peer->qpn)),
+		     peer->index, pt->qsbr);
 	__atomic_store_n(&peer->lid, 0, __ATOMIC_RELAXED);
 }
 
@@ -321,21 +360,26 @@ ipoib_peer_unbind_lid(struct ipoib_peers *pt, struct ipoib_peer *peer)
  * cannot name it for them.
  */
 static void
-ipoib_peer_bind_lid(struct ipoib_peers *pt, struct ipoib_peer *peer,
+ipoib_peer_bind_lid(struct ipoib_priv *priv, struct ipoib_peer *peer,
 		    uint16_t lid)
 {
+	struct ipoib_peers *pt = &priv->pt;
 	uint64_t key = ipoib_lid_key(lid, peer->qpn);
-	void *data = NULL;
+	uint32_t hash = ipoib_lid_hash(key);
+	struct ipoib_peer *other;
 
 	ipoib_peer_unbind_lid(pt, peer);
-	if (rte_hash_lookup_data(pt->lid_hash, &key, &data) >= 0)
-		__atomic_store_n(&pt->peers[(uintptr_t)data].lid, 0,
-				 __ATOMIC_RELAXED);
-	if (rte_hash_add_key_data(pt->lid_hash, &key,
-				  (void *)(uintptr_t)peer->index) == 0)
-		__atomic_store_n(&peer->lid, lid, __ATOMIC_RELAXED);
-	else
+	other = ipoib_peer_by_lid(priv, lid, peer->qpn);
+	/* the key is the peer's before a reader finds it there */
+	__atomic_store_n(&peer->lid, lid, __ATOMIC_RELAXED);
+	if (other != NULL) {
+		ipoib_ph_move(&pt->by_lid, hash, other->index, peer->index);
+		__atomic_store_n(&other->lid, 0, __ATOMIC_RELAXED);
+	} else if (ipoib_ph_add(&pt->by_lid, hash, peer->index,
+				pt->qsbr) != 0) {
+		__atomic_store_n(&peer->lid, 0, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&pt->learn_fail, 1, __ATOMIC_RELAXED);
+	}
 }
 
 /* ARP/ND rewriting: the hardware address behind an emulated MAC. */
@@ -377,11 +421,9 @@ static void
 ipoib_peer_bind_mac(struct ipoib_priv *priv, struct ipoib_peer *peer)
 {
 	struct ipoib_peers *pt = &priv->pt;
-	void *data = NULL;
+	struct ipoib_peer *other = ipoib_peer_by_mac(priv, &peer->mac);
 
-	if (rte_hash_lookup_data(pt->mac_hash, &peer->mac, &data) >= 0) {
-		struct ipoib_peer *other = &pt->peers[(uintptr_t)data];
-
+	if (other != NULL) {
 		other->collided = 1;
 		peer->collided = 1;
 		__atomic_fetch_add(&pt->collisions, 1, __ATOMIC_RELAXED);
@@ -392,8 +434,10 @@ ipoib_peer_bind_mac(struct ipoib_priv *priv, struct ipoib_peer *peer)
 				    RTE_ETHER_ADDR_BYTES(&peer->mac));
 		return;
 	}
-	rte_hash_add_key_data(pt->mac_hash, &peer->mac,
-			      (void *)(uintptr_t)peer->index);
+	/* no room: reachable on receive only, like a collision */
+	if (ipoib_ph_add(&pt->by_mac, ipoib_mac_hash(ipoib_mac_key(&peer->mac)),
+			 peer->index, pt->qsbr) != 0)
+		__atomic_fetch_add(&pt->learn_fail, 1, __ATOMIC_RELAXED);
 }
 
 /*
@@ -416,6 +460,96 @@ ipoib_peer_flags(struct ipoib_priv *priv, const struct ipoib_hwaddr *hw,
 }
 
 /*
+ * Under learn_lock: one more chunk of peers, with a chunk of counters for
+ * each queue that has them, its peers put on the free list. Any thread:
+ * the measured allocation serialises with every other (ipoib_mem.c).
+ */
+static int
+ipoib_peers_grow(struct ipoib_priv *priv)
+{
+	struct ipoib_peers *pt = &priv->pt;
+	uint32_t c = pt->nr_alloc / IPOIB_PEER_CHUNK, k, q, i;
+	struct ipoib_peer_ctr *ctr[IPOIB_PEER_CTR_KINDS][IPOIB_CTR_QUEUES];
+	struct ipoib_peer_chunk *ch;
+
+	if (pt->nr_alloc >= pt->nr_max)
+		return -ENOSPC;
+	memset(ctr, 0, sizeof(ctr));
+	ch = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_PEERS, "ipoib_peer_chunk",
+			       sizeof(*ch), RTE_CACHE_LINE_SIZE, SOCKET_ID_ANY);
+	if (ch == NULL)
+		return -ENOMEM;
+	for (k = 0; k < IPOIB_PEER_CTR_KINDS; k++)
+		for (q = 0; q < IPOIB_CTR_QUEUES; q++) {
+			if (pt->ctr[k][q] == NULL)
+				continue;
+			ctr[k][q] = ipoib_peer_ctr_chunk(priv);
+			if (ctr[k][q] == NULL)
+				goto fail;
+		}
+	for (k = 0; k < IPOIB_PEER_CTR_KINDS; k++)
+		for (q = 0; q < IPOIB_CTR_QUEUES; q++)
+			if (pt->ctr[k][q] != NULL)
+				__atomic_store_n(&pt->ctr[k][q][c], ctr[k][q],
+						 __ATOMIC_RELEASE);
+	/* the free list takes the chunk's peers in order */
+	for (i = 0; i < IPOIB_PEER_CHUNK; i++) {
+		ch->peer[i].index = pt->nr_alloc + i;
+		ch->next_free[i] = i + 1 < IPOIB_PEER_CHUNK ?
+				   pt->nr_alloc + i + 2 : pt->free_head;
+	}
+	pt->free_head = pt->nr_alloc + 1;
+	/* complete before any thread reaches it (ipoib_peer_at()) */
+	__atomic_store_n(&pt->chunk[c], ch, __ATOMIC_RELEASE);
+	/* scans of other threads may look at the chunk now */
+	__atomic_store_n(&pt->nr_alloc, pt->nr_alloc + IPOIB_PEER_CHUNK,
+			 __ATOMIC_RELEASE);
+	return 0;
+fail:
+	for (k = 0; k < IPOIB_PEER_CTR_KINDS; k++)
+		for (q = 0; q < IPOIB_CTR_QUEUES; q++)
+			ipoib_mem_free(&priv->acct, IPOIB_MEM_PEERS,
+				       ctr[k][q]);
+	ipoib_mem_free(&priv->acct, IPOIB_MEM_PEERS, ch);
+	return -ENOMEM;
+}
+
+/* The free-list link of peer idx. */
+static inline uint32_t *
+ipoib_peer_next_free(struct ipoib_peers *pt, uint32_t idx)
+{
+	struct ipoib_peer_chunk *ch =
+		__atomic_load_n(&pt->chunk[idx >> IPOIB_PEER_CHUNK_SHIFT],
+				__ATOMIC_ACQUIRE);
+
+	return &ch->next_free[idx & IPOIB_PEER_CHUNK_MASK];
+}
+
+/* Under learn_lock: a free peer, the table grown if need be, or NULL. */
+static struct ipoib_peer *
+ipoib_peer_take(struct ipoib_priv *priv)
+{
+	struct ipoib_peers *pt = &priv->pt;
+	uint32_t idx;
+
+	if (pt->free_head == 0 && ipoib_peers_grow(priv) != 0)
+		return NULL;
+	idx = pt->free_head - 1;
+	pt->free_head = *ipoib_peer_next_free(pt, idx);
+	__atomic_store_n(&pt->nr_used, pt->nr_used + 1, __ATOMIC_RELAXED);
+	return ipoib_peer_at(pt, idx);
+}
+
+/* Under learn_lock: the peer is free again. */
+static void
+ipoib_peer_put(struct ipoib_peers *pt, struct ipoib_peer *peer)
+{
+	*ipoib_peer_next_free(pt, peer->index) = pt->free_head;
+	pt->free_head = peer->index + 1;
+	__atomic_store_n(&pt->nr_used, pt->nr_used - 1, __ATOMIC_RELAXED);
+}
+
+/*
  * Any thread, under learn_lock: publish a new peer. Nothing here waits
  * on the subnet: its address handle (a path query on verbs) and the
  * directory's flags are the control thread's, through pt->resolve.
@@ -424,13 +558,10 @@ static struct ipoib_peer *
 ipoib_peer_new(struct ipoib_priv *priv, const struct ipoib_hwaddr *hw)
 {
 	struct ipoib_peers *pt = &priv->pt;
-	struct ipoib_hwaddr key;
-	struct ipoib_peer *peer;
-	void *idx;
+	struct ipoib_peer *peer = ipoib_peer_take(priv);
 
-	if (rte_ring_dequeue(pt->free, &idx) != 0)
+	if (peer == NULL)
 		return NULL;
-	peer = &pt->peers[(uintptr_t)idx];
 	peer->hw = *hw;
 	peer->qpn = ipoib_hwaddr_qpn(hw);
 	ipoib_mac_from_hwaddr(&peer->mac, hw);
@@ -455,16 +586,18 @@ ipoib_peer_new(struct ipoib_priv *priv, const struct ipoib_hwaddr *hw)
 			 IPOIB_PEER_NEW : IPOIB_PEER_UD, __ATOMIC_RELAXED);
 	/* complete: scans and lookups of other threads may take it now */
 	__atomic_store_n(&peer->live, 1, __ATOMIC_RELEASE);
-	ipoib_hw_key(&key, hw);
 	/* the entry is complete before readers can find it */
-	if (rte_hash_add_key_data(pt->hw_hash, &key, idx) < 0) {
+	if (ipoib_ph_add(&pt->by_hw, ipoib_hw_hash(hw), peer->index,
+			 pt->qsbr) != 0) {
+		/* nobody could find it: free at once */
 		__atomic_store_n(&peer->live, 0, __ATOMIC_RELEASE);
-		rte_ring_enqueue(pt->free, idx);
+		ipoib_peer_put(pt, peer);
 		return NULL;
 	}
 	ipoib_peer_bind_mac(priv, peer);
 	__atomic_fetch_add(&pt->learned, 1, __ATOMIC_RELAXED);
-	if (rte_ring_enqueue(pt->resolve, idx) != 0)
+	if (rte_ring_enqueue(pt->resolve,
+			     (void *)(uintptr_t)peer->index) != 0)
 		__atomic_store_n(&pt->resolve_lost, 1, __ATOMIC_RELAXED);
 	priv->ops->ctrl_wake(priv->hca);
 	return peer;
@@ -528,13 +661,14 @@ ipoib_peers_resolve(struct ipoib_priv *priv)
 		n = rte_ring_dequeue_burst(pt->resolve, idx, RTE_DIM(idx),
 					   NULL);
 		for (i = 0; i < n; i++)
-			ipoib_peer_ah(priv, &pt->peers[(uintptr_t)idx[i]]);
+			ipoib_peer_ah(priv,
+				      ipoib_peer_at(pt, (uintptr_t)idx[i]));
 		work |= n > 0;
 	} while (n == RTE_DIM(idx));
 	if (__atomic_exchange_n(&pt->resolve_lost, 0, __ATOMIC_RELAXED)) {
 		/* after the reset: a peer learned meanwhile is seen too */
-		for (i = 0; i < pt->nr_max; i++)
-			ipoib_peer_ah(priv, &pt->peers[i]);
+		for (i = 0; i < ipoib_peers_nr(pt); i++)
+			ipoib_peer_ah(priv, ipoib_peer_at(pt, i));
 		work = true;
 	}
 	return work;
@@ -554,11 +688,11 @@ ipoib_peer_learn(struct ipoib_priv *priv, const struct ipoib_hwaddr *hw)
 		ipoib_peer_update_flags(peer, hw);
 		return peer;
 	}
-	rte_spinlock_lock(&priv->pt.learn_lock);
+	pthread_mutex_lock(&priv->pt.learn_lock);
 	peer = ipoib_peer_by_hw(priv, hw);	/* another lcore may have */
 	if (peer == NULL)
 		peer = ipoib_peer_new(priv, hw);
-	rte_spinlock_unlock(&priv->pt.learn_lock);
+	pthread_mutex_unlock(&priv->pt.learn_lock);
 	if (peer == NULL)
 		__atomic_fetch_add(&priv->pt.learn_fail, 1, __ATOMIC_RELAXED);
 	return peer;
@@ -573,10 +707,10 @@ ipoib_peer_learn_at(struct ipoib_priv *priv, const struct ipoib_hwaddr *hw,
 	if (peer == NULL || lid == 0 || ipoib_hwaddr_qpn(hw) != qpn ||
 	    __atomic_load_n(&peer->lid, __ATOMIC_RELAXED) == lid)
 		return peer;
-	rte_spinlock_lock(&priv->pt.learn_lock);
+	pthread_mutex_lock(&priv->pt.learn_lock);
 	if (!__atomic_load_n(&peer->dead, __ATOMIC_RELAXED))
-		ipoib_peer_bind_lid(&priv->pt, peer, lid);
-	rte_spinlock_unlock(&priv->pt.learn_lock);
+		ipoib_peer_bind_lid(priv, peer, lid);
+	pthread_mutex_unlock(&priv->pt.learn_lock);
 	return peer;
 }
 
@@ -585,21 +719,24 @@ void
 ipoib_peer_forget(struct ipoib_priv *priv, struct ipoib_peer *peer)
 {
 	struct ipoib_peers *pt = &priv->pt;
-	struct ipoib_hwaddr key;
-	void *data = NULL;
 
-	rte_spinlock_lock(&pt->learn_lock);
+	pthread_mutex_lock(&pt->learn_lock);
 	__atomic_store_n(&peer->dead, 1, __ATOMIC_RELAXED);
-	ipoib_hw_key(&key, &peer->hw);
-	rte_hash_del_key(pt->hw_hash, &key);
+	ipoib_ph_del(&pt->by_hw, ipoib_hw_hash(&peer->hw), peer->index,
+		     pt->qsbr);
 	ipoib_peer_unbind_lid(pt, peer);
-	if (rte_hash_lookup_data(pt->mac_hash, &peer->mac, &data) >= 0 &&
-	    (uintptr_t)data == peer->index)
-		rte_hash_del_key(pt->mac_hash, &peer->mac);
-	rte_spinlock_unlock(&pt->learn_lock);
-	pt->deferred[pt->nr_deferred].index = peer->index;
-	pt->deferred[pt->nr_deferred].token = rte_rcu_qsbr_start(pt->qsbr);
-	pt->nr_deferred++;
+	/* not there if it collided: another peer has its MAC */
+	ipoib_ph_del(&pt->by_mac, ipoib_mac_hash(ipoib_mac_key(&peer->mac)),
+		     peer->index, pt->qsbr);
+	pthread_mutex_unlock(&pt->learn_lock);
+	/* the grace queue: in the peer itself, nothing allocated */
+	peer->grace_token = rte_rcu_qsbr_start(pt->qsbr);
+	*ipoib_peer_next_free(pt, peer->index) = 0;
+	if (pt->grace_tail != 0)
+		*ipoib_peer_next_free(pt, pt->grace_tail - 1) = peer->index + 1;
+	else
+		pt->grace_head = peer->index + 1;
+	pt->grace_tail = peer->index + 1;
 }
 
 bool
@@ -616,26 +753,46 @@ ipoib_grace_passed(struct ipoib_priv *priv, uint64_t token)
 	return true;
 }
 
+static bool
+ipoib_grace_cb(void *priv, uint64_t token)
+{
+	return ipoib_grace_passed(priv, token);
+}
+
+bool
+ipoib_peers_settled(const struct ipoib_peers *pt)
+{
+	return ipoib_ph_settled(&pt->by_mac) && ipoib_ph_settled(&pt->by_hw) &&
+	       ipoib_ph_settled(&pt->by_lid);
+}
+
 /* Control thread: give back the peers every queue has stopped seeing. */
 void
 ipoib_peers_reclaim(struct ipoib_priv *priv)
 {
 	struct ipoib_peers *pt = &priv->pt;
-	uint32_t i = 0, j;
+	struct ipoib_peer *peer;
 
-	while (i < pt->nr_deferred &&
-	       ipoib_grace_passed(priv, pt->deferred[i].token)) {
-		struct ipoib_peer *peer = &pt->peers[pt->deferred[i].index];
-
+	while (pt->grace_head != 0) {
+		peer = ipoib_peer_at(pt, pt->grace_head - 1);
+		if (!ipoib_grace_passed(priv, peer->grace_token))
+			break;
+		pt->grace_head = *ipoib_peer_next_free(pt, peer->index);
+		if (pt->grace_head == 0)
+			pt->grace_tail = 0;
 		if (peer->ah != NULL)
 			priv->ops->ah_destroy(peer->ah);
 		__atomic_store_n(&peer->ah, NULL, __ATOMIC_RELAXED);
 		/* the slot is free: pairs with ipoib_peer_live()'s acquire */
 		__atomic_store_n(&peer->live, 0, __ATOMIC_RELEASE);
-		rte_ring_enqueue(pt->free, (void *)(uintptr_t)peer->index);
-		i++;
+		pthread_mutex_lock(&pt->learn_lock);
+		ipoib_peer_put(pt, peer);
+		pthread_mutex_unlock(&pt->learn_lock);
 	}
-	for (j = 0; i > 0 && j + i < pt->nr_deferred; j++)
-		pt->deferred[j] = pt->deferred[j + i];
-	pt->nr_deferred -= i;
+	/* indexes replaced by bigger (or emptier) ones */
+	pthread_mutex_lock(&pt->learn_lock);
+	ipoib_ph_reclaim(&pt->by_mac, ipoib_grace_cb, priv);
+	ipoib_ph_reclaim(&pt->by_hw, ipoib_grace_cb, priv);
+	ipoib_ph_reclaim(&pt->by_lid, ipoib_grace_cb, priv);
+	pthread_mutex_unlock(&pt->learn_lock);
 }

@@ -9,16 +9,21 @@
 #include <stdint.h>
 
 #include <rte_ether.h>
-#include <rte_hash.h>
 #include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
-#include <rte_spinlock.h>
+#include <pthread.h>
 
 #include "ipoib_hca.h"
+#include "ipoib_peer_hash.h"
 #include "ipoib_wire.h"
 
-#define IPOIB_PEERS_MIN		4096	/* peer table: at least this */
+/* the peer table holds at most this many peers, allocated as learned */
+#define IPOIB_PEERS_MIN		4096	/* at least this */
 #define IPOIB_PEERS_PER_CONN	16	/* and this many per max_conns */
+/* peers are allocated a chunk at a time, and never move */
+#define IPOIB_PEER_CHUNK_SHIFT	8
+#define IPOIB_PEER_CHUNK	(1u << IPOIB_PEER_CHUNK_SHIFT)
+#define IPOIB_PEER_CHUNK_MASK	(IPOIB_PEER_CHUNK - 1)
 #define IPOIB_MAX_QUEUES	16	/* rx queues, and tx queues, of a port */
 /* the control thread's own tx queue (ipoib_tx_held.c), after them */
 #define IPOIB_CTRL_TXQ		IPOIB_MAX_QUEUES
@@ -71,7 +76,10 @@ struct ipoib_peer {
 	struct ipoib_conn *txc;		/* the active connection, any state */
 	/* the passive connection; tx reads if it is set (ipoib_adv.c) */
 	struct ipoib_conn *rx;
-	uint64_t next_retry_ns;
+	union {
+		uint64_t next_retry_ns;	/* live */
+		uint64_t grace_token;	/* removed: ipoib_peer_forget()'s */
+	};
 	uint64_t last_active_ns;
 	uint64_t sample_pkts;		/* packet total at the last sample */
 	uint64_t adv_ns;		/* last told to use UD (ipoib_adv.c) */
@@ -115,33 +123,81 @@ ipoib_peer_live(const struct ipoib_peer *p)
 	       !__atomic_load_n(&p->dead, __ATOMIC_RELAXED);
 }
 
-struct ipoib_peer_deferred {
-	uint32_t index;
-	uint64_t token;
+/* IPOIB_PEER_CHUNK peers, allocated when the table needs them. */
+struct ipoib_peer_chunk {
+	struct ipoib_peer peer[IPOIB_PEER_CHUNK];
+	/* the free list, or the grace queue (removed): next's index + 1 */
+	uint32_t next_free[IPOIB_PEER_CHUNK];
 };
 
-/* The table: MAC -> peer and hardware address -> peer, lock-free reads. */
+/*
+ * The table: peers by MAC, by hardware address and by (LID, QPN), lock-free
+ * reads (ipoib_peer_hash.h). Memory follows the peers learned: chunks of
+ * peers (and of each queue's counters of them) are added as the table
+ * fills, up to nr_max peers, and kept until the port closes; the indexes
+ * grow and shrink with what they hold.
+ */
 struct ipoib_peers {
-	struct rte_hash *mac_hash;
-	struct rte_hash *hw_hash;
-	struct rte_hash *lid_hash;	/* (SLID, QPN) of GRH-less senders */
-	struct ipoib_peer *peers;
+	struct ipoib_ph by_mac;
+	struct ipoib_ph by_hw;
+	struct ipoib_ph by_lid;		/* (SLID, QPN) of GRH-less senders */
+	struct ipoib_peer_chunk **chunk;	/* nr_max / IPOIB_PEER_CHUNK */
 	uint32_t nr_max;
-	struct rte_ring *free;		/* free peer indices */
+	uint32_t nr_alloc;		/* peers in chunks: scans (acquire) */
+	uint32_t nr_used;		/* live or in grace (relaxed reads) */
+	uint32_t free_head;		/* first free peer's index + 1 */
 	/* peers learned without an address handle, for the control thread */
 	struct rte_ring *resolve;
 	uint8_t resolve_lost;		/* the ring was full: scan the table */
 	struct rte_rcu_qsbr *qsbr;
-	rte_spinlock_t learn_lock;	/* writers */
-	struct ipoib_peer_deferred *deferred;	/* removed, in grace */
-	uint32_t nr_deferred;
-	/* per kind and queue: nr_max counters, made at dev_start */
-	struct ipoib_peer_ctr *ctr[IPOIB_PEER_CTR_KINDS][IPOIB_CTR_QUEUES];
+	/* writers; a mutex, which ThreadSanitizer sees (rte_spinlock: asm) */
+	pthread_mutex_t learn_lock;
+	/* removed peers in grace, oldest first (control thread) */
+	uint32_t grace_head;		/* index + 1 */
+	uint32_t grace_tail;
+	/*
+	 * Per kind and queue, made at dev_start: a chunk of counters for each
+	 * chunk of peers (ipoib_peer_ctr_at()).
+	 */
+	struct ipoib_peer_ctr **ctr[IPOIB_PEER_CTR_KINDS][IPOIB_CTR_QUEUES];
 	/* counters, any lcore: relaxed atomics */
 	uint64_t learned;
 	uint64_t collisions;
 	uint64_t learn_fail;
 };
+
+/*
+ * The peer at index idx (an index a table, a ring or a scan gave). The
+ * chunk pointer is loaded with acquire (a plain load on x86): an index
+ * handed over through an rte_ring carries no order TSan can see.
+ */
+static inline struct ipoib_peer *
+ipoib_peer_at(const struct ipoib_peers *pt, uint32_t idx)
+{
+	struct ipoib_peer_chunk *ch =
+		__atomic_load_n(&pt->chunk[idx >> IPOIB_PEER_CHUNK_SHIFT],
+				__ATOMIC_ACQUIRE);
+
+	return &ch->peer[idx & IPOIB_PEER_CHUNK_MASK];
+}
+
+/* Scans: the peers [0, n) may be looked at (live or not). */
+static inline uint32_t
+ipoib_peers_nr(const struct ipoib_peers *pt)
+{
+	return __atomic_load_n(&pt->nr_alloc, __ATOMIC_ACQUIRE);
+}
+
+/* One queue's counter of a peer: dir is what ipoib_peer_ctr_get() gave. */
+static inline struct ipoib_peer_ctr *
+ipoib_peer_ctr_at(struct ipoib_peer_ctr *const *dir, uint32_t idx)
+{
+	struct ipoib_peer_ctr *c =
+		__atomic_load_n(&dir[idx >> IPOIB_PEER_CHUNK_SHIFT],
+				__ATOMIC_ACQUIRE);
+
+	return &c[idx & IPOIB_PEER_CHUNK_MASK];
+}
 
 int ipoib_peers_init(struct ipoib_priv *priv, const char *name);
 void ipoib_peers_fini(struct ipoib_priv *priv);
@@ -186,15 +242,22 @@ bool ipoib_peers_resolve(struct ipoib_priv *priv);
  */
 bool ipoib_grace_passed(struct ipoib_priv *priv, uint64_t token);
 void ipoib_peers_reclaim(struct ipoib_priv *priv);
+/*
+ * Any thread: no index the table replaced waits for its grace period
+ * (what the table holds of EAL's heap is what its peers need).
+ */
+bool ipoib_peers_settled(const struct ipoib_peers *pt);
 int ipoib_peer_resolve(void *arg, const struct rte_ether_addr *mac,
 		       struct ipoib_hwaddr *hw);
 void ipoib_hw_key(struct ipoib_hwaddr *key, const struct ipoib_hwaddr *hw);
 /*
- * dev_start: queue q's counters of kind k (nr_max of them), made at the
- * first start with that queue and kept until the port closes (readers
- * may be summing them meanwhile). NULL: no memory.
+ * dev_start: queue q's counters of kind k, a chunk of them per chunk of
+ * peers (ipoib_peer_ctr_at()), made at the first start with that queue
+ * and kept until the port closes (readers may be summing them
+ * meanwhile); chunks of peers added later come with theirs. NULL: no
+ * memory.
  */
-struct ipoib_peer_ctr *ipoib_peer_ctr_get(struct ipoib_priv *priv,
+struct ipoib_peer_ctr *const *ipoib_peer_ctr_get(struct ipoib_priv *priv,
 					  enum ipoib_peer_ctr_kind k,
 					  uint16_t q);
 /* Any thread: the peer's counters, summed over queues, by kind. */

@@ -78,7 +78,7 @@ ipoib_rx_fresh_return(struct ipoib_rx_fresh *f)
  */
 struct ipoib_rx_acct {
 	uint32_t ptype_mask;	/* read once per burst */
-	struct ipoib_peer_ctr *ctr;	/* the queue's, by peer index */
+	struct ipoib_peer_ctr *const *ctr;	/* the queue's */
 	struct ipoib_peer *peer;
 	uint32_t pkts;
 	uint32_t bytes;
@@ -91,10 +91,13 @@ struct ipoib_rx_acct {
 static __rte_always_inline void
 ipoib_rx_acct_flush(struct ipoib_rx_acct *a)
 {
+	struct ipoib_peer_ctr *c;
+
 	if (a->peer == NULL)
 		return;
-	IPOIB_STAT_ADD(a->ctr[a->peer->index].pkts, a->pkts);
-	IPOIB_STAT_ADD(a->ctr[a->peer->index].bytes, a->bytes);
+	c = ipoib_peer_ctr_at(a->ctr, a->peer->index);
+	IPOIB_STAT_ADD(c->pkts, a->pkts);
+	IPOIB_STAT_ADD(c->bytes, a->bytes);
 	a->peer = NULL;
 	a->pkts = a->bytes = 0;
 }

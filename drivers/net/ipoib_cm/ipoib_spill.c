@@ -34,8 +34,8 @@ ipoib_sample_activity(struct ipoib_priv *priv, uint64_t now)
 {
 	uint32_t i;
 
-	for (i = 0; i < priv->pt.nr_max; i++) {
-		struct ipoib_peer *p = &priv->pt.peers[i];
+	for (i = 0; i < ipoib_peers_nr(&priv->pt); i++) {
+		struct ipoib_peer *p = ipoib_peer_at(&priv->pt, i);
 		uint64_t pkts;
 
 		if (!ipoib_peer_live(p))
@@ -65,10 +65,11 @@ ipoib_peers_gc(struct ipoib_priv *priv, uint64_t now)
 			 IPOIB_PEER_STALE_NS;
 	uint32_t i;
 
-	if (rte_ring_count(pt->free) < pt->nr_max / 8)
+	if (pt->nr_max - __atomic_load_n(&pt->nr_used, __ATOMIC_RELAXED) <
+	    pt->nr_max / 8)
 		stale = RTE_MIN(stale, IPOIB_EVICT_IDLE_NS);
-	for (i = 0; i < pt->nr_max; i++) {
-		struct ipoib_peer *p = &pt->peers[i];
+	for (i = 0; i < ipoib_peers_nr(pt); i++) {
+		struct ipoib_peer *p = ipoib_peer_at(pt, i);
 		uint32_t st;
 
 		if (!ipoib_peer_live(p) || p->txc != NULL ||
@@ -91,8 +92,8 @@ ipoib_pick_spilled(struct ipoib_priv *priv, uint64_t now)
 	struct ipoib_peer *best = NULL;
 	uint32_t i;
 
-	for (i = 0; i < priv->pt.nr_max; i++) {
-		struct ipoib_peer *p = &priv->pt.peers[i];
+	for (i = 0; i < ipoib_peers_nr(&priv->pt); i++) {
+		struct ipoib_peer *p = ipoib_peer_at(&priv->pt, i);
 
 		/* a peer nobody talks to any more is left on UD */
 		if (!ipoib_peer_live(p) ||
@@ -184,7 +185,8 @@ ipoib_conn_timers(struct ipoib_priv *priv, uint64_t now)
 	void *idx;
 
 	while (rte_ring_dequeue(priv->connect_req, &idx) == 0) {
-		struct ipoib_peer *p = &priv->pt.peers[(uintptr_t)idx];
+		struct ipoib_peer *p = ipoib_peer_at(&priv->pt,
+						     (uintptr_t)idx);
 
 		/* acquire: pairs with the CAS of ipoib_conn_request() */
 		if (!__atomic_load_n(&p->dead, __ATOMIC_RELAXED) &&
@@ -222,8 +224,8 @@ ipoib_peers_retry_now(struct ipoib_priv *priv)
 	uint64_t now = ipoib_now_ns();
 	uint32_t i;
 
-	for (i = 0; i < priv->pt.nr_max; i++) {
-		struct ipoib_peer *p = &priv->pt.peers[i];
+	for (i = 0; i < ipoib_peers_nr(&priv->pt); i++) {
+		struct ipoib_peer *p = ipoib_peer_at(&priv->pt, i);
 
 		if (ipoib_peer_live(p) && __atomic_load_n(&p->state,
 		    __ATOMIC_RELAXED) == IPOIB_PEER_SPILLED) {
@@ -239,8 +241,8 @@ ipoib_peers_reset_pending(struct ipoib_priv *priv)
 {
 	uint32_t i;
 
-	for (i = 0; i < priv->pt.nr_max; i++) {
-		struct ipoib_peer *p = &priv->pt.peers[i];
+	for (i = 0; i < ipoib_peers_nr(&priv->pt); i++) {
+		struct ipoib_peer *p = ipoib_peer_at(&priv->pt, i);
 
 		if (ipoib_peer_live(p) && __atomic_load_n(&p->state,
 		    __ATOMIC_RELAXED) == IPOIB_PEER_CONNECTING &&

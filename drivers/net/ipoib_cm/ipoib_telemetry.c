@@ -163,7 +163,7 @@ ipoib_tel_conns(const char *cmd, const char *params, struct rte_tel_data *d)
 	struct ipoib_priv *priv;
 	unsigned long first;
 	uint64_t now = ipoib_now_ns();
-	uint32_t i, n = 0;
+	uint32_t i, n = 0, nr;
 	char key[16];
 
 	RTE_SET_USED(cmd);
@@ -172,9 +172,10 @@ ipoib_tel_conns(const char *cmd, const char *params, struct rte_tel_data *d)
 		return -EINVAL;
 	rte_tel_data_start_dict(d);
 	pthread_mutex_lock(&priv->ctrl_lock);
-	for (i = (uint32_t)RTE_MIN(first, (unsigned long)priv->pt.nr_max);
-	     i < priv->pt.nr_max && n < IPOIB_TEL_PAGE; i++) {
-		const struct ipoib_peer *p = &priv->pt.peers[i];
+	nr = ipoib_peers_nr(&priv->pt);
+	for (i = (uint32_t)RTE_MIN(first, (unsigned long)nr);
+	     i < nr && n < IPOIB_TEL_PAGE; i++) {
+		const struct ipoib_peer *p = ipoib_peer_at(&priv->pt, i);
 		struct rte_tel_data *c;
 
 		if (!ipoib_peer_live(p))
@@ -189,7 +190,7 @@ ipoib_tel_conns(const char *cmd, const char *params, struct rte_tel_data *d)
 		}
 		n++;
 	}
-	rte_tel_data_add_dict_uint(d, "next", i < priv->pt.nr_max ? i : 0);
+	rte_tel_data_add_dict_uint(d, "next", i < nr ? i : 0);
 	pthread_mutex_unlock(&priv->ctrl_lock);
 	return 0;
 }

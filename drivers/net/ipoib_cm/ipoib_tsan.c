@@ -16,7 +16,6 @@
 
 #include <pthread.h>
 
-#include <rte_hash.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
@@ -67,9 +66,6 @@ IPOIB_TSAN_ALLOC(struct rte_mempool *, rte_pktmbuf_pool_create,
 IPOIB_TSAN_ALLOC(struct rte_ring *, rte_ring_create,
 	(const char *name, unsigned int count, int socket_id, unsigned int flags),
 	(name, count, socket_id, flags))
-IPOIB_TSAN_ALLOC(struct rte_hash *, rte_hash_create,
-	(const struct rte_hash_parameters *params),
-	(params))
 
 /* a lookup reads the list of mempools, under EAL's lock too */
 IPOIB_TSAN_ALLOC(struct rte_mempool *, rte_mempool_lookup,
@@ -78,4 +74,3 @@ IPOIB_TSAN_ALLOC(struct rte_mempool *, rte_mempool_lookup,
 IPOIB_TSAN_FREE(rte_free, void *ptr, ptr)
 IPOIB_TSAN_FREE(rte_mempool_free, struct rte_mempool *mp, mp)
 IPOIB_TSAN_FREE(rte_ring_free, struct rte_ring *r, r)
-IPOIB_TSAN_FREE(rte_hash_free, struct rte_hash *h, h)

@@ -2,9 +2,9 @@
  * Copyright(c) 2026 The net_ipoibcm authors
  *
  * Transmit: Ethernet frames in, IPoIB frames out, over RC to connected
- * peers and UD otherwise. Per packet: a peer lookup (rte_hash, with the
- * last destination cached) and a path; frames go out in runs, one post per
- * run of frames for the same QP, in order. An RC receiver without buffers
+ * peers and UD otherwise. Per packet: a peer lookup (ipoib_peer_hash.h,
+ * with the last destination cached) and a path; frames go out in runs, one
+ * post per run of frames for the same QP, in order. An RC receiver without buffers
  * (RNR) stops the burst: the frames it refused are given back to the
  * application unchanged, as a full NIC queue would, and nothing after them
  * is touched.
@@ -204,7 +204,8 @@ static void
 ipoib_tx_account(struct ipoib_txq *txq, const struct ipoib_tx_run *r,
 		 uint16_t from, uint16_t to)
 {
-	struct ipoib_peer_ctr *ctr = r->rc ? txq->peer_rc : txq->peer_ud;
+	struct ipoib_peer_ctr *const *ctr = r->rc ? txq->peer_rc :
+						  txq->peer_ud;
 	uint32_t pkts = 0, bytes = 0, total = 0;
 	uint16_t i;
 
@@ -220,8 +221,8 @@ ipoib_tx_account(struct ipoib_txq *txq, const struct ipoib_tx_run *r,
 		}
 		if (i + 1 < to && r->peer[i + 1] == p)
 			continue;
-		IPOIB_STAT_ADD(ctr[p->index].pkts, pkts);
-		IPOIB_STAT_ADD(ctr[p->index].bytes, bytes);
+		IPOIB_STAT_ADD(ipoib_peer_ctr_at(ctr, p->index)->pkts, pkts);
+		IPOIB_STAT_ADD(ipoib_peer_ctr_at(ctr, p->index)->bytes, bytes);
 		pkts = bytes = 0;
 	}
 	if (r->rc) {

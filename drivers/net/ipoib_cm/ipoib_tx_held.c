@@ -128,7 +128,8 @@ ipoib_tx_held_send(struct ipoib_priv *priv, struct rte_ring *ring,
 		/* only now may the lcores send to these peers themselves */
 		for (i = 0; i < n; i++) {
 			if (h[i].peer != 0)
-				ipoib_held_done(&priv->pt.peers[h[i].peer - 1]);
+				ipoib_held_done(ipoib_peer_at(&priv->pt,
+							      h[i].peer - 1));
 			else if (h[i].anon != 0)
 				ipoib_held_anon_done(priv, h[i].anon - 1);
 		}

@@ -245,8 +245,8 @@ ipoib_gauges(struct ipoib_priv *priv, struct ipoib_gauges *g)
 	uint32_t i;
 
 	memset(g, 0, sizeof(*g));
-	for (i = 0; i < priv->pt.nr_max; i++) {
-		const struct ipoib_peer *p = &priv->pt.peers[i];
+	for (i = 0; i < ipoib_peers_nr(&priv->pt); i++) {
+		const struct ipoib_peer *p = ipoib_peer_at(&priv->pt, i);
 
 		if (!ipoib_peer_live(p))
 			continue;
