@@ -60,11 +60,11 @@ ipoib_ph_free_slot(const struct ipoib_ph_tab *t, uint32_t hash)
 	}
 }
 
-/* Slots of a table built for entries: three per entry, IPOIB_PH_MIN. */
+/* Slots of a table built for entries: two per entry, IPOIB_PH_MIN. */
 static uint32_t
 ipoib_ph_size(uint32_t entries)
 {
-	return rte_align32pow2(RTE_MAX(3 * entries, (uint32_t)IPOIB_PH_MIN));
+	return rte_align32pow2(RTE_MAX(2 * entries, (uint32_t)IPOIB_PH_MIN));
 }
 
 /*
@@ -118,8 +118,12 @@ ipoib_ph_add(struct ipoib_ph *h, uint32_t hash, uint32_t idx,
 	struct ipoib_ph_tab *t = h->tab;
 	uint32_t i;
 
-	/* at most half the slots used or deleted: probes end soon */
-	if (t == NULL || 2 * (h->used + h->tombs + 1) > t->mask + 1) {
+	/*
+	 * At most three quarters of the slots used or deleted: a probe for
+	 * a key that is not there ends within a few slots (8.5 on average at
+	 * the most, linear probing's 1/2 (1 + 1/(1 - 3/4)^2)).
+	 */
+	if (t == NULL || 4 * (h->used + h->tombs + 1) > 3 * (t->mask + 1)) {
 		t = ipoib_ph_rebuild(h, h->used + 1);
 		if (t == NULL)
 			return -ENOMEM;

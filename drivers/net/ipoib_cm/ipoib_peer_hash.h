@@ -9,9 +9,10 @@
  * An index of the peer table by one key (ipoib_peer_hash.c): open
  * addressing with linear probing, a slot the peer's index + 1. The keys
  * are the peers' own fields, so a slot is 4 bytes and a table grows with
- * what it holds (at most half its slots used or deleted; rebuilt at a
- * third full, and smaller once an eighth full). Readers (any lcore, in an RCU read-side section: the
- * bursts) take no lock; writers hold the peer table's learn_lock. A
+ * what it holds (at most three quarters of its slots used or deleted;
+ * rebuilt at two slots per entry, and smaller once an eighth full).
+ * Readers (any lcore, in an RCU read-side section: the bursts) take no
+ * lock; writers hold the peer table's learn_lock. A
  * rebuilt table replaces the old one at once; the old one is freed by the
  * control thread once no burst can still read it (ipoib_ph_reclaim()).
  */
