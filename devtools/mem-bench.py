@@ -11,12 +11,15 @@ fabric of this run's own. Host memory is EAL's heap as EAL reports it
     the port started, its hosts not yet up;
   - per connection, SRQ mode: max_conns=16384, the ping's first phase
     sends to host 0 (one connection), the second to all N: (heap with N
-    connections - heap with 1) / (N - 1). The peers are learned in the
-    second phase too: the figure is per connection *and* its peer;
+    connections - heap with 1) / (N - 1). The ping resolves every host
+    before (the categories that changed are printed: only the connection
+    table): the figure is per connection. The line after it puts
+    everything together: the port's heap with N connections and their
+    peers at max_conns=16384 against an idle port at max_conns=16, / N;
   - per known peer: max_conns=1024 (a table of 16384 peers), host 0 on
-    RC, all hosts resolved
-    (known): heap with N hosts - heap with 1, / (N - 1); the ping's own
-    table of hosts (one entry a host) is in the difference;
+    RC, all hosts resolved (known): heap with N hosts - heap with 1,
+    / (N - 1); the ping's own table of hosts (one entry a host) is in the
+    difference, the port's own figure (mem_heap_bytes) is not;
   - per connection, non-SRQ mode: max_conns=64, --hosts M connecting
     back (the hosts open connections to the port, which then owns a
     receive ring for each): (difference) / M.
@@ -158,13 +161,21 @@ def cats(s):
     return " ".join("%s=%d" % (c[4:-6], s[c]) for c in CATS)
 
 
+def cats_delta(s0, s, n):
+    """The categories that changed from s0 to s, per unit of n."""
+    return ", ".join("%s %+.0f" % (c[4:-6], (s[c] - s0[c]) / n)
+                     for c in CATS if s[c] != s0[c]) or "none"
+
+
 def port_delta(s0, s, n):
     """The port's own figures from summary s0 to s, per unit of n."""
     return ("port's EAL heap (mem_heap_bytes) %d -> %d: %.0f bytes per "
-            "connection; fabric arena: receive buffers %d -> %d, HCA "
-            "queues (mem_hca_bytes) %d -> %d: %.0f bytes per connection" %
+            "connection (by category: %s); fabric arena: receive buffers "
+            "%d -> %d, HCA queues (mem_hca_bytes) %d -> %d: %.0f bytes per "
+            "connection" %
             (s0["mem_heap_bytes"], s["mem_heap_bytes"],
              (s["mem_heap_bytes"] - s0["mem_heap_bytes"]) / n,
+             cats_delta(s0, s, n),
              s0["mem_rx_buffer_bytes"], s["mem_rx_buffer_bytes"],
              s0["mem_hca_bytes"], s["mem_hca_bytes"],
              (s["mem_hca_bytes"] - s0["mem_hca_bytes"]) / n))
@@ -177,7 +188,7 @@ def known_cost(build, hosts):
         r.start_peers()
         wait("peers", lambda: (lambda x: x and x["peers"] >= hosts and
                                x["tx_connected"] >= 1)(r.summary()))
-        return heap(r.prefix)
+        return heap(r.prefix), r.summary()
     finally:
         r.stop()
 
@@ -237,15 +248,18 @@ def main():
 
     print("EAL heap (Alloc_size) of dpdk-ipoibcm-ping, one port, SRQ mode,"
           " before its first connection:")
-    base = {}
+    base, port = {}, {}
     for mc in (16, 1024, 16384):
         base[mc], s = idle_cost(build, mc)
+        port[mc] = s["mem_heap_bytes"]
         print("  max_conns=%-6d %12d bytes; the port's own: %d heap (%s), "
               "%d receive buffers and %d HCA queues in the fabric arena" %
               (mc, base[mc], s["mem_heap_bytes"], cats(s),
                s["mem_rx_buffer_bytes"], s["mem_hca_bytes"]))
     print("  per connection slot (16 -> 16384): %.0f bytes" %
           ((base[16384] - base[16]) / (16384 - 16)))
+    print("  the port's own per connection slot (16 -> 16384): %.0f bytes"
+          % ((port[16384] - port[16]) / (16384 - 16)))
 
     h0, h1, s0, s = conn_cost(build, "srq", "max_conns=16384,srq=on", n,
                               lambda x: x["tx_connected"] >= 1,
@@ -255,13 +269,23 @@ def main():
           "%d -> %d: %.0f bytes per connection; %s" %
           (n, c0, c1, h0, h1, (h1 - h0) / (c1 - c0),
            port_delta(s0, s, c1 - c0)))
+    print("  everything included: the port's EAL heap with %d connections "
+          "and their peers at max_conns=16384 (%d) - at max_conns=16 with "
+          "none (%d), / %d: %.0f bytes per connection and its peer" %
+          (c1, s["mem_heap_bytes"], port[16], c1,
+           (s["mem_heap_bytes"] - port[16]) / c1))
 
-    k1 = known_cost(build, 1)
-    kn = known_cost(build, n)
+    k1, ks1 = known_cost(build, 1)
+    kn, ksn = known_cost(build, n)
     print("SRQ, max_conns=1024, one connection: heap with 1 host known %d, "
           "with %d known %d: %.0f bytes per known peer (the ping's own "
-          "table of hosts included, %d bytes a host)" %
-          (k1, n, kn, (kn - k1) / (n - 1), PING_HOST_BYTES))
+          "table of hosts included, %d bytes a host); the port's own EAL "
+          "heap (mem_heap_bytes) %d -> %d: %.0f bytes per known peer (by "
+          "category: %s)" %
+          (k1, n, kn, (kn - k1) / (n - 1), PING_HOST_BYTES,
+           ks1["mem_heap_bytes"], ksn["mem_heap_bytes"],
+           (ksn["mem_heap_bytes"] - ks1["mem_heap_bytes"]) / (n - 1),
+           cats_delta(ks1, ksn, n - 1)))
 
     h0, h1, s0, s = conn_cost(build, "nosrq", "max_conns=64,srq=off,"
                               "mem_budget=4G", m,
