@@ -44,14 +44,6 @@ ipoib_mac_hash(uint64_t key)
 	return rte_hash_crc_8byte(key, 0);
 }
 
-/* The hardware address as a table key: QPN and GID, flags zeroed. */
-void
-ipoib_hw_key(struct ipoib_hwaddr *key, const struct ipoib_hwaddr *hw)
-{
-	*key = *hw;
-	key->bytes[0] = 0;
-}
-
 /* QPN and GID: bytes 1-19 of the hardware address (flags left out). */
 static inline uint32_t
 ipoib_hw_hash(const struct ipoib_hwaddr *hw)

@@ -249,7 +249,6 @@ void ipoib_peers_reclaim(struct ipoib_priv *priv);
 bool ipoib_peers_settled(const struct ipoib_peers *pt);
 int ipoib_peer_resolve(void *arg, const struct rte_ether_addr *mac,
 		       struct ipoib_hwaddr *hw);
-void ipoib_hw_key(struct ipoib_hwaddr *key, const struct ipoib_hwaddr *hw);
 /*
  * dev_start: queue q's counters of kind k, a chunk of them per chunk of
  * peers (ipoib_peer_ctr_at()), made at the first start with that queue
