@@ -484,13 +484,14 @@ ipoib_peers_grow(struct ipoib_priv *priv)
 			if (pt->ctr[k][q] != NULL)
 				__atomic_store_n(&pt->ctr[k][q][c], ctr[k][q],
 						 __ATOMIC_RELEASE);
-	/* the free list takes the chunk's peers in order */
+	/* the free list (empty: ipoib_peer_take()) takes them in order */
 	for (i = 0; i < IPOIB_PEER_CHUNK; i++) {
 		ch->peer[i].index = pt->nr_alloc + i;
 		ch->next_free[i] = i + 1 < IPOIB_PEER_CHUNK ?
-				   pt->nr_alloc + i + 2 : pt->free_head;
+				   pt->nr_alloc + i + 2 : 0;
 	}
 	pt->free_head = pt->nr_alloc + 1;
+	pt->free_tail = pt->nr_alloc + IPOIB_PEER_CHUNK;
 	/* complete before any thread reaches it (ipoib_peer_at()) */
 	__atomic_store_n(&pt->chunk[c], ch, __ATOMIC_RELEASE);
 	/* scans of other threads may look at the chunk now */
@@ -528,16 +529,29 @@ ipoib_peer_take(struct ipoib_priv *priv)
 		return NULL;
 	idx = pt->free_head - 1;
 	pt->free_head = *ipoib_peer_next_free(pt, idx);
+	if (pt->free_head == 0)
+		pt->free_tail = 0;
 	__atomic_store_n(&pt->nr_used, pt->nr_used + 1, __ATOMIC_RELAXED);
 	return ipoib_peer_at(pt, idx);
 }
 
-/* Under learn_lock: the peer is free again. */
+/*
+ * Under learn_lock: the peer is free again, reused after every peer freed
+ * before it. A queue's cache of its last peer (ipoib_tx_peer(),
+ * ipoib_rx_ud_source()) outlives its bursts and compares that peer's key
+ * without a lock; a reuse rewrites the key: oldest first, as the ring of
+ * free peers did before the table grew on demand, puts every other free
+ * peer between a removal and its reuse.
+ */
 static void
 ipoib_peer_put(struct ipoib_peers *pt, struct ipoib_peer *peer)
 {
-	*ipoib_peer_next_free(pt, peer->index) = pt->free_head;
-	pt->free_head = peer->index + 1;
+	*ipoib_peer_next_free(pt, peer->index) = 0;
+	if (pt->free_tail != 0)
+		*ipoib_peer_next_free(pt, pt->free_tail - 1) = peer->index + 1;
+	else
+		pt->free_head = peer->index + 1;
+	pt->free_tail = peer->index + 1;
 	__atomic_store_n(&pt->nr_used, pt->nr_used - 1, __ATOMIC_RELAXED);
 }
 

@@ -146,6 +146,7 @@ struct ipoib_peers {
 	uint32_t nr_alloc;		/* peers in chunks: scans (acquire) */
 	uint32_t nr_used;		/* live or in grace (relaxed reads) */
 	uint32_t free_head;		/* first free peer's index + 1 */
+	uint32_t free_tail;		/* last one's: reused oldest first */
 	/* peers learned without an address handle, for the control thread */
 	struct rte_ring *resolve;
 	uint8_t resolve_lost;		/* the ring was full: scan the table */

@@ -72,8 +72,13 @@ ipoib_peers_gc(struct ipoib_priv *priv, uint64_t now)
 		struct ipoib_peer *p = ipoib_peer_at(pt, i);
 		uint32_t st;
 
+		/*
+		 * A peer another thread learned after now was taken is newer
+		 * than now: not idle (the difference would wrap).
+		 */
 		if (!ipoib_peer_live(p) || p->txc != NULL ||
-		    p->rx != NULL || now - p->last_active_ns < stale)
+		    p->rx != NULL || p->last_active_ns > now ||
+		    now - p->last_active_ns < stale)
 			continue;
 		st = __atomic_load_n(&p->state, __ATOMIC_ACQUIRE);
 		if (st == IPOIB_PEER_CONNECTING || st == IPOIB_PEER_CONNECTED)
