@@ -9,11 +9,14 @@
  * indexes and what they replaced, the rings). Every peer is then found by
  * its hardware address and its MAC, unknown ones are not, a (LID, QPN)
  * moves from one peer to another, and a table at its bound refuses the
- * next peer. The peers are learned from this thread, as an
- * lcore's receive burst learns them.
+ * next peer. The peers are learned from this thread as an lcore's burst
+ * learns them; this thread is no RCU reader, so it holds the port's
+ * control lock while it learns and looks up (as the driver's API does):
+ * the control thread frees no index it may be reading.
  */
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -72,43 +75,43 @@ pt_open(const char *name, const char *base, const char *extra,
 	return 0;
 }
 
+/* fn under the port's control lock (released whatever fn returns) */
 static int
-test_peer_table_on_demand(void)
+pt_locked(struct ipoib_priv *priv, int (*fn)(struct ipoib_priv *, void *),
+	  void *arg)
 {
-	const char *name = "net_ipoibcm_ptd";
+	int ret;
+
+	pthread_mutex_lock(&priv->ctrl_lock);
+	ret = fn(priv, arg);
+	pthread_mutex_unlock(&priv->ctrl_lock);
+	return ret;
+}
+
+static int
+pt_learn_all(struct ipoib_priv *priv, void *arg)
+{
+	struct ipoib_hwaddr hw;
+	uint32_t i;
+
+	RTE_SET_USED(arg);
+	for (i = 0; i < PT_PEERS; i++) {
+		pt_hw(&hw, i, 0x100 + i);
+		TEST_ASSERT(ipoib_peer_learn(priv, &hw) != NULL,
+			    "peer %u learned", i);
+	}
+	return 0;
+}
+
+static int
+pt_find_all(struct ipoib_priv *priv, void *arg)
+{
 	struct ipoib_hwaddr hw, other;
 	struct rte_ether_addr mac;
 	struct ipoib_peer *p, *q;
-	struct ipoib_priv *priv;
-	uint64_t b0, b1, per, deadline;
-	uint16_t port;
 	uint32_t i;
 
-	TEST_RUN(pt_open(name, "t_ptd", "max_conns=1024", &port, &priv));
-	TEST_ASSERT_EQ(priv->pt.nr_max, 16 * 1024, "room for 16384 peers");
-	b0 = pt_bytes(port);
-	printf("    before the first peer: %" PRIu64 " bytes\n", b0);
-	TEST_ASSERT(b0 < PT_EMPTY_BYTES, "the table allocates as it fills: "
-		    "%" PRIu64 " bytes before the first peer", b0);
-	for (i = 0; i < PT_PEERS; i++) {
-		pt_hw(&hw, i, 0x100 + i);
-		p = ipoib_peer_learn(priv, &hw);
-		TEST_ASSERT(p != NULL, "peer %u learned", i);
-	}
-	/* the indexes they outgrew are freed after a grace period */
-	deadline = test_now_ms() + TEST_HANG_MS;
-	while (!ipoib_peers_settled(&priv->pt)) {
-		TEST_ASSERT(test_now_ms() < deadline, "outgrown indexes freed");
-		usleep(1000);
-	}
-	b1 = pt_bytes(port);
-	per = (b1 - b0) / PT_PEERS;
-	printf("    %u peers: %" PRIu64 " bytes, %" PRIu64 " a peer "
-	       "(peer table %" PRIu64 ", indexes %" PRIu64 ")\n", PT_PEERS,
-	       b1, per, test_xstat(port, "mem_peer_table_bytes"),
-	       test_xstat(port, "mem_hash_bytes"));
-	TEST_ASSERT(per <= PT_BYTES_PER_PEER, "%" PRIu64 " bytes a peer, "
-		    "at most %u", per, PT_BYTES_PER_PEER);
+	RTE_SET_USED(arg);
 	for (i = 0; i < PT_PEERS; i++) {
 		pt_hw(&hw, i, 0x100 + i);
 		p = ipoib_peer_by_hw(priv, &hw);
@@ -137,7 +140,66 @@ test_peer_table_on_demand(void)
 	TEST_ASSERT(q != NULL && q != p, "a new peer behind LID 7");
 	TEST_ASSERT(ipoib_peer_by_lid(priv, 7, 0x101) == q,
 		    "LID 7 and QPN 0x101 moved to it");
-	TEST_ASSERT_EQ(p->lid, 0, "peer 1 lost LID 7");
+	TEST_ASSERT_EQ(__atomic_load_n(&p->lid, __ATOMIC_RELAXED), 0,
+		       "peer 1 lost LID 7");
+	return 0;
+}
+
+/* The table of *n peers filled, then one more refused. */
+static int
+pt_fill(struct ipoib_priv *priv, void *arg)
+{
+	uint32_t n = *(uint32_t *)arg, i;
+	struct ipoib_hwaddr hw;
+
+	for (i = 0; i < n; i++) {
+		pt_hw(&hw, i, 0x100 + i);
+		TEST_ASSERT(ipoib_peer_learn(priv, &hw) != NULL,
+			    "peer %u of %u learned", i, n);
+	}
+	pt_hw(&hw, n, 0x100 + n);
+	TEST_ASSERT(ipoib_peer_learn(priv, &hw) == NULL,
+		    "peer %u refused: the table is full", n);
+	TEST_ASSERT_EQ(__atomic_load_n(&priv->pt.nr_alloc, __ATOMIC_ACQUIRE),
+		       n, "nothing allocated beyond the bound");
+	TEST_ASSERT_EQ(__atomic_load_n(&priv->pt.nr_used, __ATOMIC_RELAXED),
+		       n, "%u peers in use", n);
+	pt_hw(&hw, 0, 0x100);
+	TEST_ASSERT(ipoib_peer_by_hw(priv, &hw) != NULL,
+		    "the first peer still there");
+	return 0;
+}
+
+static int
+test_peer_table_on_demand(void)
+{
+	const char *name = "net_ipoibcm_ptd";
+	struct ipoib_priv *priv;
+	uint64_t b0, b1, per, deadline;
+	uint16_t port;
+
+	TEST_RUN(pt_open(name, "t_ptd", "max_conns=1024", &port, &priv));
+	TEST_ASSERT_EQ(priv->pt.nr_max, 16 * 1024, "room for 16384 peers");
+	b0 = pt_bytes(port);
+	printf("    before the first peer: %" PRIu64 " bytes\n", b0);
+	TEST_ASSERT(b0 < PT_EMPTY_BYTES, "the table allocates as it fills: "
+		    "%" PRIu64 " bytes before the first peer", b0);
+	TEST_RUN(pt_locked(priv, pt_learn_all, NULL));
+	/* the indexes they outgrew are freed after a grace period */
+	deadline = test_now_ms() + TEST_HANG_MS;
+	while (!ipoib_peers_settled(&priv->pt)) {
+		TEST_ASSERT(test_now_ms() < deadline, "outgrown indexes freed");
+		usleep(1000);
+	}
+	b1 = pt_bytes(port);
+	per = (b1 - b0) / PT_PEERS;
+	printf("    %u peers: %" PRIu64 " bytes, %" PRIu64 " a peer "
+	       "(peer table %" PRIu64 ", indexes %" PRIu64 ")\n", PT_PEERS,
+	       b1, per, test_xstat(port, "mem_peer_table_bytes"),
+	       test_xstat(port, "mem_hash_bytes"));
+	TEST_ASSERT(per <= PT_BYTES_PER_PEER, "%" PRIu64 " bytes a peer, "
+		    "at most %u", per, PT_BYTES_PER_PEER);
+	TEST_RUN(pt_locked(priv, pt_find_all, NULL));
 	test_port_destroy(name);
 	return 0;
 }
@@ -146,48 +208,22 @@ REGISTER_TEST(peer_table_on_demand, test_peer_table_on_demand,
 	      "a peer at 10,000; every peer found");
 
 /*
- * A table 7/8 full forgets peers idle for 2 s (ipoib_peers_gc()): on a
- * slow machine some of the first are forgotten while the last are
- * learned, so peers are learned until one is refused, up to 8 times the
- * table.
+ * Filled under the control lock: the table's 2-second eviction (7/8
+ * full, ipoib_peers_gc()) runs on the control thread, which waits.
  */
 static int
 test_peer_table_full(void)
 {
 	const char *name = "net_ipoibcm_ptf";
-	struct ipoib_hwaddr hw;
 	struct ipoib_priv *priv;
-	struct ipoib_peer *p = NULL;
 	uint16_t port;
-	uint32_t i, n;
+	uint32_t n;
 
 	TEST_RUN(pt_open(name, "t_ptf", "max_conns=1", &port, &priv));
 	n = priv->pt.nr_max;
 	TEST_ASSERT_EQ(n, IPOIB_PEERS_MIN, "the smallest table");
-	for (i = 0; i < n; i++) {
-		pt_hw(&hw, i, 0x100 + i);
-		TEST_ASSERT(ipoib_peer_learn(priv, &hw) != NULL,
-			    "peer %u of %u learned", i, n);
-	}
-	for (; i < 8 * n; i++) {
-		pt_hw(&hw, i, 0x100 + i);
-		p = ipoib_peer_learn(priv, &hw);
-		if (p == NULL)
-			break;
-	}
-	printf("    peer %u refused, %u in use\n", i,
-	       __atomic_load_n(&priv->pt.nr_used, __ATOMIC_RELAXED));
-	TEST_ASSERT(p == NULL, "a peer refused: the table is full");
-	TEST_ASSERT_EQ(__atomic_load_n(&priv->pt.nr_alloc, __ATOMIC_ACQUIRE),
-		       n, "nothing allocated beyond the bound");
-	/*
-	 * At once: xstats wait for the control thread's round (making the
-	 * address handles of 4096 peers), long enough on a slow machine for
-	 * the table's 2-second eviction to forget them all.
-	 */
-	pt_hw(&hw, i - 1, 0x100 + i - 1);
-	TEST_ASSERT(ipoib_peer_by_hw(priv, &hw) != NULL,
-		    "the last peer learned is there");
+	/* the control lock also keeps the table's eviction from running */
+	TEST_RUN(pt_locked(priv, pt_fill, &n));
 	/*
 	 * peer_learn_failures counts it, and also each address handle the
 	 * control thread could not make (these GIDs are on no fabric)
