@@ -451,6 +451,42 @@ ipoib_peer_flags(struct ipoib_priv *priv, const struct ipoib_hwaddr *hw,
 	return dir.bytes[0];
 }
 
+/* The queue link of peer idx. */
+static inline uint32_t *
+ipoib_peer_next_free(struct ipoib_peers *pt, uint32_t idx)
+{
+	struct ipoib_peer_chunk *ch =
+		__atomic_load_n(&pt->chunk[idx >> IPOIB_PEER_CHUNK_SHIFT],
+				__ATOMIC_ACQUIRE);
+
+	return &ch->next_free[idx & IPOIB_PEER_CHUNK_MASK];
+}
+
+/* Peer idx last in q. */
+static void
+ipoib_peer_fifo_push(struct ipoib_peers *pt, struct ipoib_peer_fifo *q,
+		     uint32_t idx)
+{
+	*ipoib_peer_next_free(pt, idx) = 0;
+	if (q->tail != 0)
+		*ipoib_peer_next_free(pt, q->tail - 1) = idx + 1;
+	else
+		q->head = idx + 1;
+	q->tail = idx + 1;
+}
+
+/* q's first peer, taken off it (q not empty). */
+static struct ipoib_peer *
+ipoib_peer_fifo_pop(struct ipoib_peers *pt, struct ipoib_peer_fifo *q)
+{
+	uint32_t idx = q->head - 1;
+
+	q->head = *ipoib_peer_next_free(pt, idx);
+	if (q->head == 0)
+		q->tail = 0;
+	return ipoib_peer_at(pt, idx);
+}
+
 /*
  * Under learn_lock: one more chunk of peers, with a chunk of counters for
  * each queue that has them, its peers put on the free list. Any thread:
@@ -484,16 +520,13 @@ ipoib_peers_grow(struct ipoib_priv *priv)
 			if (pt->ctr[k][q] != NULL)
 				__atomic_store_n(&pt->ctr[k][q][c], ctr[k][q],
 						 __ATOMIC_RELEASE);
-	/* the free list (empty: ipoib_peer_take()) takes them in order */
-	for (i = 0; i < IPOIB_PEER_CHUNK; i++) {
+	for (i = 0; i < IPOIB_PEER_CHUNK; i++)
 		ch->peer[i].index = pt->nr_alloc + i;
-		ch->next_free[i] = i + 1 < IPOIB_PEER_CHUNK ?
-				   pt->nr_alloc + i + 2 : 0;
-	}
-	pt->free_head = pt->nr_alloc + 1;
-	pt->free_tail = pt->nr_alloc + IPOIB_PEER_CHUNK;
 	/* complete before any thread reaches it (ipoib_peer_at()) */
 	__atomic_store_n(&pt->chunk[c], ch, __ATOMIC_RELEASE);
+	/* the free list takes them in order */
+	for (i = 0; i < IPOIB_PEER_CHUNK; i++)
+		ipoib_peer_fifo_push(pt, &pt->free, pt->nr_alloc + i);
 	/* scans of other threads may look at the chunk now */
 	__atomic_store_n(&pt->nr_alloc, pt->nr_alloc + IPOIB_PEER_CHUNK,
 			 __ATOMIC_RELEASE);
@@ -507,32 +540,16 @@ fail:
 	return -ENOMEM;
 }
 
-/* The free-list link of peer idx. */
-static inline uint32_t *
-ipoib_peer_next_free(struct ipoib_peers *pt, uint32_t idx)
-{
-	struct ipoib_peer_chunk *ch =
-		__atomic_load_n(&pt->chunk[idx >> IPOIB_PEER_CHUNK_SHIFT],
-				__ATOMIC_ACQUIRE);
-
-	return &ch->next_free[idx & IPOIB_PEER_CHUNK_MASK];
-}
-
 /* Under learn_lock: a free peer, the table grown if need be, or NULL. */
 static struct ipoib_peer *
 ipoib_peer_take(struct ipoib_priv *priv)
 {
 	struct ipoib_peers *pt = &priv->pt;
-	uint32_t idx;
 
-	if (pt->free_head == 0 && ipoib_peers_grow(priv) != 0)
+	if (pt->free.head == 0 && ipoib_peers_grow(priv) != 0)
 		return NULL;
-	idx = pt->free_head - 1;
-	pt->free_head = *ipoib_peer_next_free(pt, idx);
-	if (pt->free_head == 0)
-		pt->free_tail = 0;
 	__atomic_store_n(&pt->nr_used, pt->nr_used + 1, __ATOMIC_RELAXED);
-	return ipoib_peer_at(pt, idx);
+	return ipoib_peer_fifo_pop(pt, &pt->free);
 }
 
 /*
@@ -546,12 +563,7 @@ ipoib_peer_take(struct ipoib_priv *priv)
 static void
 ipoib_peer_put(struct ipoib_peers *pt, struct ipoib_peer *peer)
 {
-	*ipoib_peer_next_free(pt, peer->index) = 0;
-	if (pt->free_tail != 0)
-		*ipoib_peer_next_free(pt, pt->free_tail - 1) = peer->index + 1;
-	else
-		pt->free_head = peer->index + 1;
-	pt->free_tail = peer->index + 1;
+	ipoib_peer_fifo_push(pt, &pt->free, peer->index);
 	__atomic_store_n(&pt->nr_used, pt->nr_used - 1, __ATOMIC_RELAXED);
 }
 
@@ -737,12 +749,7 @@ ipoib_peer_forget(struct ipoib_priv *priv, struct ipoib_peer *peer)
 	pthread_mutex_unlock(&pt->learn_lock);
 	/* the grace queue: in the peer itself, nothing allocated */
 	peer->grace_token = rte_rcu_qsbr_start(pt->qsbr);
-	*ipoib_peer_next_free(pt, peer->index) = 0;
-	if (pt->grace_tail != 0)
-		*ipoib_peer_next_free(pt, pt->grace_tail - 1) = peer->index + 1;
-	else
-		pt->grace_head = peer->index + 1;
-	pt->grace_tail = peer->index + 1;
+	ipoib_peer_fifo_push(pt, &pt->grace, peer->index);
 }
 
 bool
@@ -779,13 +786,10 @@ ipoib_peers_reclaim(struct ipoib_priv *priv)
 	struct ipoib_peers *pt = &priv->pt;
 	struct ipoib_peer *peer;
 
-	while (pt->grace_head != 0) {
-		peer = ipoib_peer_at(pt, pt->grace_head - 1);
-		if (!ipoib_grace_passed(priv, peer->grace_token))
-			break;
-		pt->grace_head = *ipoib_peer_next_free(pt, peer->index);
-		if (pt->grace_head == 0)
-			pt->grace_tail = 0;
+	while (pt->grace.head != 0 &&
+	       ipoib_grace_passed(priv, ipoib_peer_at(pt, pt->grace.head - 1)->
+				  grace_token)) {
+		peer = ipoib_peer_fifo_pop(pt, &pt->grace);
 		if (peer->ah != NULL)
 			priv->ops->ah_destroy(peer->ah);
 		__atomic_store_n(&peer->ah, NULL, __ATOMIC_RELAXED);

@@ -131,6 +131,15 @@ struct ipoib_peer_chunk {
 };
 
 /*
+ * A queue of peers, oldest first, linked through their chunks' next_free
+ * (a peer is on one queue at most): indexes + 1, 0 when empty.
+ */
+struct ipoib_peer_fifo {
+	uint32_t head;
+	uint32_t tail;
+};
+
+/*
  * The table: peers by MAC, by hardware address and by (LID, QPN), lock-free
  * reads (ipoib_peer_hash.h). Memory follows the peers learned: chunks of
  * peers (and of each queue's counters of them) are added as the table
@@ -145,8 +154,7 @@ struct ipoib_peers {
 	uint32_t nr_max;
 	uint32_t nr_alloc;		/* peers in chunks: scans (acquire) */
 	uint32_t nr_used;		/* live or in grace (relaxed reads) */
-	uint32_t free_head;		/* first free peer's index + 1 */
-	uint32_t free_tail;		/* last one's: reused oldest first */
+	struct ipoib_peer_fifo free;	/* under learn_lock: reused in order */
 	/* peers learned without an address handle, for the control thread */
 	struct rte_ring *resolve;
 	uint8_t resolve_lost;		/* the ring was full: scan the table */
@@ -154,8 +162,7 @@ struct ipoib_peers {
 	/* writers; a mutex, which ThreadSanitizer sees (rte_spinlock: asm) */
 	pthread_mutex_t learn_lock;
 	/* removed peers in grace, oldest first (control thread) */
-	uint32_t grace_head;		/* index + 1 */
-	uint32_t grace_tail;
+	struct ipoib_peer_fifo grace;
 	/*
 	 * Per kind and queue, made at dev_start: a chunk of counters for each
 	 * chunk of peers (ipoib_peer_ctr_at()).
