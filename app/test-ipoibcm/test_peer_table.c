@@ -19,7 +19,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
@@ -175,7 +174,7 @@ test_peer_table_on_demand(void)
 {
 	const char *name = "net_ipoibcm_ptd";
 	struct ipoib_priv *priv;
-	uint64_t b0, b1, per, deadline;
+	uint64_t b0, b1, per;
 	uint16_t port;
 
 	TEST_RUN(pt_open(name, "t_ptd", "max_conns=1024", &port, &priv));
@@ -186,11 +185,7 @@ test_peer_table_on_demand(void)
 		    "%" PRIu64 " bytes before the first peer", b0);
 	TEST_RUN(pt_locked(priv, pt_learn_all, NULL));
 	/* the indexes they outgrew are freed after a grace period */
-	deadline = test_now_ms() + TEST_HANG_MS;
-	while (!ipoib_peers_settled(&priv->pt)) {
-		TEST_ASSERT(test_now_ms() < deadline, "outgrown indexes freed");
-		usleep(1000);
-	}
+	TEST_ASSERT(test_wait_peers_settled(port), "outgrown indexes freed");
 	b1 = pt_bytes(port);
 	per = (b1 - b0) / PT_PEERS;
 	printf("    %u peers: %" PRIu64 " bytes, %" PRIu64 " a peer "

@@ -20,9 +20,7 @@
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
 
-#include "ipoib_cm.h"
 #include "ipoib_mem.h"
-#include "ipoib_telemetry.h"
 #include "rte_pmd_ipoib_cm.h"
 #include "test.h"
 #include "test_net.h"
@@ -128,27 +126,15 @@ shm_mappings(const char *prefix)
 	return n;
 }
 
-/*
- * Every port's peer table settled: the indexes it replaced (rebuilt
- * bigger or smaller as peers came and went) freed after their grace
- * period, so the DPDK heap holds what the peers need now.
- */
+/* Every port's peer table settled (test_wait_peers_settled()). */
 static int
 peers_settle(const struct test_net *net)
 {
-	uint64_t deadline = test_now_ms() + TEST_HANG_MS;
 	unsigned int i;
 
-	for (i = 0; i <= net->n; i++) {
-		const struct ipoib_priv *priv = ipoib_priv_of_port(net->port[i]);
-
-		TEST_ASSERT(priv != NULL, "port %u is ours", net->port[i]);
-		while (!ipoib_peers_settled(&priv->pt)) {
-			TEST_ASSERT(test_now_ms() < deadline, "port %u's "
-				    "replaced indexes freed", net->port[i]);
-			usleep(1000);
-		}
-	}
+	for (i = 0; i <= net->n; i++)
+		TEST_ASSERT(test_wait_peers_settled(net->port[i]), "port %u's "
+			    "replaced indexes freed", net->port[i]);
 	return 0;
 }
 

@@ -14,6 +14,8 @@
 #include <rte_ip.h>
 #include <rte_udp.h>
 
+#include "ipoib_cm.h"
+#include "ipoib_telemetry.h"
 #include "test.h"
 #include "test_util.h"
 
@@ -293,6 +295,22 @@ test_wait_held(uint16_t port)
 	printf("    tx_held %" PRIu64 ", tx_held_done %" PRIu64 "\n",
 	       test_xstat(port, "tx_held"), test_xstat(port, "tx_held_done"));
 	return false;
+}
+
+bool
+test_wait_peers_settled(uint16_t port)
+{
+	const struct ipoib_priv *priv = ipoib_priv_of_port(port);
+	uint64_t deadline = test_now_ms() + TEST_HANG_MS;
+
+	if (priv == NULL)
+		return false;
+	while (!ipoib_peers_settled(&priv->pt)) {
+		if (test_now_ms() >= deadline)
+			return false;
+		usleep(1000);
+	}
+	return true;
 }
 
 /* Receive frames seq from..to-1 at port, in that order. */

@@ -59,6 +59,12 @@ void test_xstats_print(uint16_t port, const char *who);
  */
 bool test_wait_held(uint16_t port);
 /*
+ * Wait until port's peer table has freed the indexes it replaced (rebuilt
+ * bigger or smaller as peers came and went) after their grace period:
+ * the DPDK heap then holds what its peers need now.
+ */
+bool test_wait_peers_settled(uint16_t port);
+/*
  * The first payload byte of test_udp_frame()'s frame seq (modulo 256);
  * test_expect_seq() receives frames from..to-1 at port, in that order.
  */
