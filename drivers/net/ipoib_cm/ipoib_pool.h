@@ -13,6 +13,9 @@
 
 #include "ipoib_cm.h"
 
+/* The per-lcore cache of a pool of n mbufs (ipoib_pool.c says why). */
+#define IPOIB_POOL_CACHE(n)	RTE_MIN(256U, (uint32_t)(n) / 32)
+
 /* mbufs in a non-SRQ connection's pool: its ring and a quarter more,
  * for what the application holds while the ring is refilled.
  */
