@@ -24,6 +24,7 @@
 #include "ipoib_cm.h"
 #include "ipoib_filter.h"
 #include "ipoib_log.h"
+#include "ipoib_ptype.h"
 
 /* What ipoib_ptype.h sets; rte_eth_dev_get_supported_ptypes(). */
 static const uint32_t ipoib_ptypes[] = {
@@ -39,6 +40,16 @@ static const uint32_t ipoib_ptypes[] = {
 	RTE_PTYPE_L4_ICMP,
 	RTE_PTYPE_L4_FRAG,
 	RTE_PTYPE_UNKNOWN,
+};
+
+#define IPOIB_L4(pt)	((uint8_t)((pt) >> 8))
+
+const uint8_t ipoib_ptype_l4_by_proto[256] = {
+	[IPPROTO_TCP] = IPOIB_L4(RTE_PTYPE_L4_TCP),
+	[IPPROTO_UDP] = IPOIB_L4(RTE_PTYPE_L4_UDP),
+	[IPPROTO_SCTP] = IPOIB_L4(RTE_PTYPE_L4_SCTP),
+	[IPPROTO_ICMP] = IPOIB_L4(RTE_PTYPE_L4_ICMP),
+	[IPPROTO_ICMPV6] = IPOIB_L4(RTE_PTYPE_L4_ICMP),
 };
 
 int

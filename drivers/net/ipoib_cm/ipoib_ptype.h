@@ -24,21 +24,17 @@
 
 #include "ipoib_wire.h"
 
+/*
+ * The L4 packet type of each IP protocol number, shifted right by 8 (the
+ * RTE_PTYPE_L4_* values lie in bits 8 to 11): one load per packet where a
+ * switch took a chain of compares. In ipoib_filter.c, beside the list.
+ */
+extern const uint8_t ipoib_ptype_l4_by_proto[256];
+
 static __rte_always_inline uint32_t
 ipoib_ptype_l4(uint8_t proto)
 {
-	switch (proto) {
-	case IPPROTO_TCP:
-		return RTE_PTYPE_L4_TCP;
-	case IPPROTO_UDP:
-		return RTE_PTYPE_L4_UDP;
-	case IPPROTO_SCTP:
-		return RTE_PTYPE_L4_SCTP;
-	case IPPROTO_ICMP:
-	case IPPROTO_ICMPV6:
-		return RTE_PTYPE_L4_ICMP;
-	}
-	return 0;
+	return (uint32_t)ipoib_ptype_l4_by_proto[proto] << 8;
 }
 
 /* The packet type of an IPv4 header checked by ipoib_rx_ipv4_whole(). */

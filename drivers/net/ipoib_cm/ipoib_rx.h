@@ -40,12 +40,39 @@ struct ipoib_peer *ipoib_rx_ud_stranger(struct ipoib_rxq *rxq,
 					const struct ipoib_wc *wc,
 					uint32_t ptype_mask);
 
-/* Replacement mbufs of a burst, from one pool, taken in one call. */
+/*
+ * Replacement mbufs taken in one call from one pool: a burst's (SRQ), or
+ * a run of one connection's completions (non-SRQ: its own pool).
+ */
 struct ipoib_rx_fresh {
 	struct rte_mbuf *m[IPOIB_RX_FRESH];
 	uint16_t n;
 	uint16_t next;
 };
+
+/*
+ * n mbufs of mp for a receive ring, in one call: rte_pktmbuf_alloc_bulk()
+ * without what the burst sets again when it delivers one (lengths,
+ * segments, port: ipoib_rx_chain(); the packet type). A mempool's mbufs
+ * already have next NULL, nb_segs and refcnt 1; every pool a ring takes
+ * from is ipoib_pool.c's, whose buffers are longer than the headroom.
+ */
+static __rte_always_inline int
+ipoib_rx_mbufs_get(struct rte_mempool *mp, struct rte_mbuf **m, uint16_t n)
+{
+	uint16_t i;
+
+	if (unlikely(rte_mempool_get_bulk(mp, (void **)m, n) != 0))
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		m[i]->data_off = RTE_PKTMBUF_HEADROOM;
+		m[i]->ol_flags &= RTE_MBUF_F_EXTERNAL;
+		m[i]->tx_offload = 0;
+		m[i]->vlan_tci = 0;
+		m[i]->vlan_tci_outer = 0;
+	}
+	return 0;
+}
 
 static __rte_always_inline void
 ipoib_rx_fresh_take(struct ipoib_rx_fresh *f, struct rte_mempool *mp,
@@ -54,7 +81,7 @@ ipoib_rx_fresh_take(struct ipoib_rx_fresh *f, struct rte_mempool *mp,
 	f->next = 0;
 	f->n = 0;
 	want = RTE_MIN(want, (uint16_t)IPOIB_RX_FRESH);
-	if (likely(rte_pktmbuf_alloc_bulk(mp, f->m, want) == 0))
+	if (likely(ipoib_rx_mbufs_get(mp, f->m, want) == 0))
 		f->n = want;
 }
 
@@ -132,10 +159,15 @@ ipoib_rx_acct_store(struct ipoib_rxq *rxq, const struct ipoib_rx_acct *a)
 	}
 }
 
-/* mbufs that len received bytes fill in ring's slots */
+/*
+ * mbufs that len received bytes fill in ring's slots: one, without a
+ * division, for every frame up to an mbuf's data room.
+ */
 static __rte_always_inline uint16_t
 ipoib_rx_nseg(const struct ipoib_rx_ring *ring, uint32_t len)
 {
+	if (likely(len - 1 < ring->seg_len))
+		return 1;
 	return (uint16_t)((len + ring->seg_len - 1) / ring->seg_len);
 }
 
@@ -162,7 +194,7 @@ ipoib_rx_chain(struct ipoib_rxq *rxq, struct ipoib_rx_ring *ring,
 	if (likely(f != NULL && f->n - f->next >= nseg)) {
 		fr = &f->m[f->next];
 		f->next += nseg;
-	} else if (rte_pktmbuf_alloc_bulk(ring->pool->mp, fresh, nseg) == 0) {
+	} else if (ipoib_rx_mbufs_get(ring->pool->mp, fresh, nseg) == 0) {
 		fr = fresh;
 	} else {
 		IPOIB_STAT_INC(rxq->stats.nombuf);
@@ -366,6 +398,22 @@ ipoib_rx_need(const struct ipoib_rx_ring *ring, const struct ipoib_wc *wc,
 }
 
 /*
+ * Non-SRQ: mbufs the run of completions of connection ci that starts the
+ * k of wc needs (each connection's buffers come from its own pool).
+ */
+static __rte_always_inline uint16_t
+ipoib_rx_run_need(const struct ipoib_rx_ring *ring, const struct ipoib_wc *wc,
+		  uint16_t k, uint32_t ci)
+{
+	uint16_t i, need = 0;
+
+	for (i = 0; i < k && ipoib_wr_kind(wc[i].wr_id) == IPOIB_WR_CONN &&
+	     ipoib_wr_conn(wc[i].wr_id) == ci; i++)
+		need += ipoib_rx_nseg(ring, wc[i].byte_len);
+	return need;
+}
+
+/*
  * A completion whose wr_id names no slot of the ring it came to: counted
  * and skipped, nothing indexed with it; the drain id is expected.
  */
@@ -514,6 +562,7 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 		.ctr = rxq->peer_ctr,
 	};
 	struct ipoib_rx_fresh fresh = { .n = 0, .next = 0 };
+	struct ipoib_conn *run = NULL;	/* non-SRQ: whose pool fresh is of */
 	uint16_t nb = 0, nwr = 0, k, i;
 
 	if (rxq->loopback != NULL) {
@@ -565,6 +614,14 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 				continue;
 			}
 			ring = &owner->ring;
+			/* a run of its completions: their mbufs at once */
+			if (owner != run) {
+				ipoib_rx_fresh_return(&fresh);
+				ipoib_rx_fresh_take(&fresh, ring->pool->mp,
+					ipoib_rx_run_need(ring, &wc[i], k - i,
+							  ci));
+				run = owner;
+			}
 		}
 		if (unlikely(slot >= ring->nb_slots)) {
 			IPOIB_STAT_INC(rxq->stats.bad_wr_id);
@@ -584,7 +641,7 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 		m = NULL;
 		if (likely(wc[i].status == IPOIB_WC_SUCCESS))
 			m = ipoib_rx_chain(rxq, ring, slot, wc[i].byte_len, 0,
-					   srq ? &fresh : NULL);
+					   &fresh);
 		wr_conn[nwr] = owner;
 		ipoib_rx_ring_fill_wr(ring, slot, wc[i].wr_id, &wr[nwr++]);
 		if (unlikely(m == NULL))
@@ -601,8 +658,7 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 			pkts[nb++] = m;
 		}
 	}
-	if (srq)
-		ipoib_rx_fresh_return(&fresh);
+	ipoib_rx_fresh_return(&fresh);
 	ipoib_rx_repost(rxq, wr, wr_conn, nwr, srq);
 	ipoib_rx_acct_flush(&acct);
 	ipoib_rx_acct_store(rxq, &acct);
