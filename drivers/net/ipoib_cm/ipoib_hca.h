@@ -372,6 +372,41 @@ struct ipoib_hca_test_ops {
 	int (*faults_get)(struct ipoib_hca *hca, struct ipoib_faults *fl);
 };
 
+/*
+ * Free n mbufs a transport has sent (copied out, or completed). The
+ * common one, a single direct segment nobody else references, goes back
+ * to its pool with the others of that pool in one rte_mempool_put_bulk();
+ * any other through rte_pktmbuf_free(). What rte_pktmbuf_free_bulk()
+ * does, without its per-segment walk for the common mbuf.
+ */
+static inline void
+ipoib_hca_free_sent(struct rte_mbuf **pkts, uint16_t n)
+{
+	struct rte_mempool *mp = NULL;
+	void *put[64];
+	unsigned int np = 0;
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+
+		if (unlikely(m->next != NULL || !RTE_MBUF_DIRECT(m) ||
+			     rte_mbuf_refcnt_read(m) != 1)) {
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		if (unlikely(m->pool != mp || np == RTE_DIM(put))) {
+			if (np > 0)
+				rte_mempool_put_bulk(mp, put, np);
+			np = 0;
+			mp = m->pool;
+		}
+		put[np++] = m;
+	}
+	if (np > 0)
+		rte_mempool_put_bulk(mp, put, np);
+}
+
 extern const struct ipoib_hca_ops ipoib_hca_shm_ops;
 extern const struct ipoib_hca_ops ipoib_hca_verbs_ops;
 

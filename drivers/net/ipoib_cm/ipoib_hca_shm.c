@@ -325,7 +325,7 @@ ipoib_shm_post_send(struct ipoib_hca_qp *hqp, const struct ipoib_send_wr *wr,
 			sent[i] = wr[done + i].m;
 		}
 		posted = shm_qp_post_send(qp, sw, k);
-		rte_pktmbuf_free_bulk(sent, posted);
+		ipoib_hca_free_sent(sent, posted);
 		done += posted;
 		if (posted < k)
 			break;

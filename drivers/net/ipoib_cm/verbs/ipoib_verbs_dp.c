@@ -219,12 +219,12 @@ ipoib_verbs_sq_reap(struct ipoib_hca_qp *qp)
 					fr[nf++] = *s;
 				*s = NULL;
 				if (nf == RTE_DIM(fr)) {
-					rte_pktmbuf_free_bulk(fr, nf);
+					ipoib_hca_free_sent(fr, nf);
 					nf = 0;
 				}
 			}
 			if (nf > 0)
-				rte_pktmbuf_free_bulk(fr, nf);
+				ipoib_hca_free_sent(fr, nf);
 		}
 		if (k < (int)RTE_DIM(wc))
 			break;
