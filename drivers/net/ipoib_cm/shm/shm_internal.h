@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -232,6 +233,28 @@ struct shm_cqe {
 	uint8_t pad[24];
 } SHM_ALIGNED;
 
+/* A CQE's fields after seq, up to its padding (shm_cq_push()). */
+#define SHM_CQE_BODY_LEN	(offsetof(struct shm_cqe, pad) - \
+				 offsetof(struct shm_cqe, rq_off))
+_Static_assert(offsetof(struct shm_cqe, rq_off) == sizeof(uint64_t) &&
+	       offsetof(struct shm_cqe, seq) == 0,
+	       "a CQE is seq, then its body");
+
+/*
+ * From byte_len to wc_flags a CQE holds the fields of struct ipoib_wc in
+ * its order: shm_cq_poll() copies them in one piece.
+ */
+#define SHM_CQE_WC_LEN	(offsetof(struct shm_cqe, wc_flags) + 1 - \
+			 offsetof(struct shm_cqe, byte_len))
+#define SHM_CQE_WC_AT(fld) \
+	(offsetof(struct shm_cqe, fld) - offsetof(struct shm_cqe, byte_len) == \
+	 offsetof(struct ipoib_wc, fld) - offsetof(struct ipoib_wc, byte_len))
+_Static_assert(SHM_CQE_WC_AT(qp_num) && SHM_CQE_WC_AT(src_qp) &&
+	       SHM_CQE_WC_AT(qp_context) && SHM_CQE_WC_AT(slid) &&
+	       SHM_CQE_WC_AT(status) && SHM_CQE_WC_AT(wc_flags) &&
+	       sizeof(struct ipoib_wc) >= offsetof(struct ipoib_wc, byte_len) +
+	       SHM_CQE_WC_LEN, "shm_cqe and ipoib_wc differ from byte_len on");
+
 struct shm_cq_ring {
 	uint64_t tail SHM_ALIGNED;	/* producers: fetch_add */
 	uint64_t head SHM_ALIGNED;	/* consumer: release-stored */
@@ -438,6 +461,9 @@ struct shm_qp {
 
 #define SHM_BURST	64
 
+#ifndef likely
+#define likely(x)	__builtin_expect(!!(x), 1)
+#endif
 #ifndef unlikely
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 #endif
@@ -467,24 +493,46 @@ void shm_seg_name(char *buf, size_t len, const struct shm_fabric *f,
 		  uint32_t proc, uint32_t gen, uint32_t seg);
 int shm_arena_create(struct shm_fabric *f);
 void *shm_arena_map(struct shm_fabric *f, uint32_t proc, uint64_t off);
+/* The segment of the last lkey asked about (lkey UINT32_MAX: none yet). */
+struct shm_seg_view {
+	uint32_t lkey;
+	uintptr_t base;
+	uintptr_t end;
+};
+
 /*
- * Is [addr, addr + len) inside our segment lkey? Gives its arena offset.
- * Inline: every receive WR posted asks it of each of its segments.
+ * Is [addr, addr + len) inside our segment lkey, one of the first nr_segs?
+ * Gives its arena offset. Inline, and v keeps the segment between calls:
+ * every receive WR posted asks it of each of its segments, mostly of one.
  */
+static inline bool
+shm_arena_own_in(const struct shm_fabric *f, uint32_t nr_segs,
+		 struct shm_seg_view *v, uint32_t lkey, uint64_t addr,
+		 uint64_t len, uint64_t *off)
+{
+	if (unlikely(lkey != v->lkey)) {
+		if (lkey >= nr_segs)
+			return false;
+		v->lkey = lkey;
+		v->base = (uintptr_t)f->segs[lkey].base;
+		v->end = v->base + f->segs[lkey].size;
+	}
+	if (addr < v->base || addr + len > v->end)
+		return false;
+	*off = SHM_OFF(lkey, addr - v->base);
+	return true;
+}
+
+/* The same, with the segments registered now (nr_segs: an acquire load). */
 static inline bool
 shm_arena_own(struct shm_fabric *f, uint32_t lkey, uint64_t addr,
 	      uint64_t len, uint64_t *off)
 {
-	const struct shm_seg *sg;
+	struct shm_seg_view v = { .lkey = UINT32_MAX };
 
-	if (lkey >= __atomic_load_n(&f->nr_segs, __ATOMIC_ACQUIRE))
-		return false;
-	sg = &f->segs[lkey];
-	if (addr < (uintptr_t)sg->base ||
-	    addr + len > (uintptr_t)sg->base + sg->size)
-		return false;
-	*off = SHM_OFF(lkey, addr - (uintptr_t)sg->base);
-	return true;
+	return shm_arena_own_in(f, __atomic_load_n(&f->nr_segs,
+						   __ATOMIC_ACQUIRE),
+				&v, lkey, addr, len, off);
 }
 
 /* Address of arena offset off of process proc (mapped on first use). */

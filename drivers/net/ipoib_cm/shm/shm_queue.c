@@ -72,15 +72,8 @@ shm_cq_push(struct shm_cq_ring *c, const struct shm_cqe *tmpl, uint32_t n)
 		struct shm_cqe *e = &c->cqe[(t + i) & c->mask];
 
 		shm_tsan_buf_take(e);	/* a reused entry: see there */
-		e->rq_off = tmpl[i].rq_off;
-		e->slot = tmpl[i].slot;
-		e->byte_len = tmpl[i].byte_len;
-		e->qp_num = tmpl[i].qp_num;
-		e->src_qp = tmpl[i].src_qp;
-		e->qp_context = tmpl[i].qp_context;
-		e->slid = tmpl[i].slid;
-		e->status = tmpl[i].status;
-		e->wc_flags = tmpl[i].wc_flags;
+		/* rq_off to wc_flags, in one piece: every field but seq */
+		memcpy(&e->rq_off, &tmpl[i].rq_off, SHM_CQE_BODY_LEN);
 		/* pairs with the acquire load in shm_cq_poll() */
 		shm_store(&e->seq, t + i + 1);
 		shm_tsan_buf_give(e);
@@ -118,6 +111,8 @@ shm_cq_poll(struct shm_cq *cq, struct ipoib_wc *wc, uint16_t n)
 {
 	struct shm_cq_ring *c = cq->ring;
 	struct shm_fabric *f = cq->port->f;
+	/* a capture started meanwhile sees the next poll's */
+	bool cap = cq->port->cap != NULL;
 	uint64_t h = cq->head;
 	uint16_t i;
 
@@ -151,14 +146,9 @@ shm_cq_poll(struct shm_cq *cq, struct ipoib_wc *wc, uint16_t n)
 		 */
 		(void)shm_load(&rq->ring->prod);
 		wc[i].wr_id = rq->wr_id[e->slot];
-		wc[i].byte_len = e->byte_len;
-		wc[i].qp_num = e->qp_num;
-		wc[i].src_qp = e->src_qp;
-		wc[i].qp_context = e->qp_context;
-		wc[i].slid = e->slid;
-		wc[i].status = e->status;
-		wc[i].wc_flags = e->wc_flags;
-		if (cq->port->cap != NULL && e->status == IPOIB_WC_SUCCESS)
+		/* byte_len to wc_flags: the same fields, in the same order */
+		memcpy(&wc[i].byte_len, &e->byte_len, SHM_CQE_WC_LEN);
+		if (cap && e->status == IPOIB_WC_SUCCESS)
 			shm_capture_rx(cq->port, &wc[i],
 				       shm_rdesc(rq->ring, e->slot));
 		rq->free_slots[rq->nr_free++] = e->slot;
@@ -339,39 +329,61 @@ shm_rq_post(struct shm_rq *rq, const uint64_t *wr_id,
 	struct shm_fabric *f = rq->port->f;
 	uint64_t prod = r->prod;
 	uint64_t space = r->size - (prod - shm_load(&r->cons));
+	/* read once: the descriptors written below could alias them */
+	uint32_t nr_segs = __atomic_load_n(&f->nr_segs, __ATOMIC_ACQUIRE);
+	struct shm_seg_view seg = { .lkey = UINT32_MAX };
+	const uint32_t *free_slots = rq->free_slots;
+	uint32_t nr_free = rq->nr_free, max_sge = r->max_sge, mask = r->mask;
+	uint64_t *ids = rq->wr_id;
+	uint32_t *ring = r->ring;
 	uint16_t i, j;
 
 	if (n > space)
 		n = (uint16_t)space;
-	if (n > rq->nr_free)
-		n = (uint16_t)rq->nr_free;
+	if (n > nr_free)
+		n = (uint16_t)nr_free;
 	for (i = 0; i < n; i++) {
-		uint32_t slot = rq->free_slots[rq->nr_free - 1];
+		uint32_t slot = free_slots[nr_free - 1];
 		struct shm_rdesc *d = shm_rdesc(r, slot);
+		const struct ipoib_sge *s = sgl[i];
+		uint16_t ns = nsge[i];
 		uint32_t total = 0;
 
-		if (nsge[i] == 0 || nsge[i] > r->max_sge)
+		if (ns == 0 || ns > max_sge)
 			break;
-		for (j = 0; j < nsge[i]; j++) {
-			const struct ipoib_sge *s = &sgl[i][j];
+		/* the common WR: one buffer */
+		if (likely(ns == 1)) {
 			uint64_t off;
 
-			if (!shm_arena_own(f, s->lkey, s->addr, s->length,
-					   &off))
+			if (!shm_arena_own_in(f, nr_segs, &seg, s->lkey,
+					      s->addr, s->length, &off))
+				break;	/* not our memory: refused */
+			d->sge[0].off = off;
+			d->sge[0].len = s->length;
+			total = s->length;
+			goto posted;
+		}
+		for (j = 0; j < ns; j++) {
+			uint64_t off;
+
+			if (!shm_arena_own_in(f, nr_segs, &seg, s[j].lkey,
+					      s[j].addr, s[j].length, &off))
 				break;
 			d->sge[j].off = off;
-			d->sge[j].len = s->length;
-			total += s->length;
+			d->sge[j].len = s[j].length;
+			total += s[j].length;
 		}
-		if (j < nsge[i])
+		if (j < ns)
 			break;	/* not our memory: refused */
-		d->num_sge = nsge[i];
+posted:
+		d->num_sge = ns;
 		d->total_len = total;
-		rq->wr_id[slot] = wr_id[i];
-		rq->nr_free--;
+		ids[slot] = wr_id[i];
+		nr_free--;
 		/* a sender whose claim then fails may be reading it */
-		shm_store_relaxed(&r->ring[(prod + i) & r->mask], slot);
+		shm_store_relaxed(&ring[(prod + i) & mask], slot);
 	}
+	rq->nr_free = nr_free;
 	rq->outstanding += i;
 	/*
 	 * Pairs with the acquire load of prod in shm_rq_claim(). Sequentially

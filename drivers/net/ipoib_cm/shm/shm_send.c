@@ -21,6 +21,9 @@ shm_msg_len(const struct shm_send *wr)
 	uint32_t len = 0;
 	uint16_t i;
 
+	/* the common message: one piece */
+	if (likely(wr->iovcnt == 1))
+		return (uint32_t)wr->iov[0].iov_len;
 	for (i = 0; i < wr->iovcnt; i++)
 		len += wr->iov[i].iov_len;
 	return len;
@@ -291,7 +294,7 @@ shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 {
 	struct shm_fabric *f = qp->port->f;
 	const struct shm_qp_ent *peer = NULL;
-	struct shm_cqe cqe[SHM_BURST];
+	struct shm_cqe cqe[SHM_BURST], tmpl = { .seq = 0 };
 	uint32_t slots[SHM_BURST], k, i;
 	struct shm_qp_ent pv;
 	struct shm_rq_ring *r;
@@ -323,6 +326,12 @@ shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 		shm_rc_rnr(qp);		/* not ready to receive yet */
 		return 0;
 	}
+	tmpl.rq_off = peer->rq_off;
+	tmpl.qp_num = qp->peer_qpn;
+	tmpl.src_qp = qp->qpn;
+	tmpl.qp_context = peer->qp_context;
+	tmpl.slid = qp->port->ent->lid;
+	tmpl.status = IPOIB_WC_SUCCESS;
 	while (done < n) {
 		uint16_t want = n - done < SHM_BURST ? n - done : SHM_BURST;
 
@@ -339,13 +348,9 @@ shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 			struct shm_rdesc *d = shm_rdesc(r, slots[i]);
 			uint32_t len = shm_msg_len(w);
 
-			memset(&cqe[i], 0, sizeof(cqe[i]));
-			cqe[i].rq_off = peer->rq_off;
+			/* the body shm_cq_push() copies; not the padding */
+			cqe[i] = tmpl;
 			cqe[i].slot = slots[i];
-			cqe[i].qp_num = qp->peer_qpn;
-			cqe[i].src_qp = qp->qpn;
-			cqe[i].qp_context = peer->qp_context;
-			cqe[i].slid = qp->port->ent->lid;
 			if (qp->port->cap != NULL)
 				shm_capture_tx(qp->port, w, qp->peer_qpn,
 					       f->hdr->ports[peer->port].gid,
