@@ -151,8 +151,9 @@ def main():
                               (FABRIC, SRQ)], main_lcore=0, eal=hp.eal())
         a.cmd("set eth-peer 0 %s" % b.mac())
         sa, sb = bounce(a, b, a.mac(), 0.5, 30)	# both ways, then stop
-        # A's mbufs live in hugepages its main lcore touches too (testpmd
-        # flushes the queue at start): its replacements must not run out
+        # testpmd's main lcore flushes A's queue at start: its mempool
+        # cache and the forwarding lcore's must not strand the spare of the
+        # connection's pool (ipoib_pool.c), or A's ring runs out
         check(sa["tx"] == sb["rx"] and sb["tx"] == sa["rx"],
               "bounce: every frame sent was received (A tx %d rx %d, "
               "B tx %d rx %d)" % (sa["tx"], sa["rx"], sb["tx"], sb["rx"]))
