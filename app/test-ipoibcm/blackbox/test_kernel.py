@@ -163,7 +163,11 @@ def icmpecho(a):
     try:
         c.cmd("set fwd icmpecho")
         c.cmd("start")
-        check(ping(a, "10.77.0.3"), "testpmd icmpecho answers ARP and ping")
+        if not check(ping(a, "10.77.0.3"),
+                     "testpmd icmpecho answers ARP and ping"):
+            for n, x in (("a", a.xstats()), ("icmpecho", c.xstats())):
+                print("  %s port xstats: %s" % (
+                    n, {k: v for k, v in x.items() if v}), flush=True)
         c.cmd("stop")
     finally:
         check(c.quit() == 0, "the icmpecho testpmd exits cleanly")

@@ -169,6 +169,10 @@ class TestPmd:
                 break
             self.log.append(data)
         os.close(self.master)
+        if self.p.returncode != 0:	# say why: a sanitizer's report, a crash
+            print("  [%s] exited %d; its last output:\n%s" %
+                  (self.name, self.p.returncode,
+                   "".join(self.log)[-4000:]), flush=True)
         return self.p.returncode
 
     def kill(self):
