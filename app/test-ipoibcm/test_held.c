@@ -22,6 +22,8 @@
 #include <rte_ip.h>
 #include <rte_udp.h>
 
+#include "ipoib_peer.h"
+#include "ipoib_tx_held.h"
 #include "ipoib_wire.h"
 #include "rte_pmd_ipoib_cm.h"
 #include "shm_fabric.h"
@@ -300,6 +302,81 @@ test_held_learned(void)
 }
 REGISTER_TEST(held_learned, test_held_learned,
 		    "to a peer learned on rx: held until its AH exists");
+
+/* Wait until none of the peer's frames is held, uncounted, any more. */
+static int
+held_wait_zero(struct ipoib_peer *peer)
+{
+	uint64_t deadline = test_now_ms() + TEST_HANG_MS;
+
+	while (__atomic_load_n(&peer->held, __ATOMIC_ACQUIRE) != 0)
+		TEST_ASSERT(test_now_ms() < deadline, "held stays %u",
+			    __atomic_load_n(&peer->held, __ATOMIC_RELAXED));
+	return 0;
+}
+
+/*
+ * A ready peer whose held frames the control thread has sent but not yet
+ * counted down (descheduled between the two, as under load; made here by
+ * adding one to the peer's count, which the test takes back): a burst
+ * holds IPOIB_HELD_LATE frames behind them, which the control thread
+ * sends, and gives the next back untouched (tx_held_busy). Once the count
+ * is down the lcore sends again itself, and the next such episode may
+ * hold as many. Everything arrives, in order.
+ */
+static int
+test_held_late(void)
+{
+	struct ipoib_priv *priv;
+	struct ipoib_peer *peer;
+	struct held_pair p;
+	struct rte_mbuf *m;
+	uint64_t held, busy;
+	uint32_t seq, round;
+
+	TEST_RUN(held_open(&p, "hl"));
+	/* first contact: held until A has B's handle */
+	TEST_RUN(held_send(p.a, &p.amac, &p.bmac, 0, 1, false));
+	TEST_RUN(test_expect_seq(p.b, 0, 1));
+	TEST_ASSERT(test_wait_held(p.a), "the held frame sent");
+	priv = rte_eth_devices[p.a].data->dev_private;
+	peer = ipoib_peer_by_mac(priv, &p.bmac);
+	TEST_ASSERT(peer != NULL &&
+		    __atomic_load_n(&peer->ah, __ATOMIC_ACQUIRE) != NULL,
+		    "B is a ready peer of A's");
+	for (seq = 1, round = 0; round < 2; round++) {
+		held = test_xstat(p.a, "tx_held");
+		busy = test_xstat(p.a, "tx_held_busy");
+		__atomic_fetch_add(&peer->held, 1, __ATOMIC_RELAXED);
+		TEST_RUN(held_send(p.a, &p.amac, &p.bmac, seq,
+				   seq + IPOIB_HELD_LATE, true));
+		seq += IPOIB_HELD_LATE;
+		m = test_udp_frame(&p.amac, &p.bmac, HELD_LEN, seq, false);
+		TEST_ASSERT(m != NULL, "frame");
+		TEST_ASSERT_EQ(rte_eth_tx_burst(p.a, 0, &m, 1), 0,
+			       "round %u: the next frame is given back", round);
+		rte_pktmbuf_free(m);
+		TEST_ASSERT_EQ(test_xstat(p.a, "tx_held") - held,
+			       IPOIB_HELD_LATE, "round %u: held late", round);
+		TEST_ASSERT_EQ(test_xstat(p.a, "tx_held_busy") - busy, 1,
+			       "round %u: one burst stopped", round);
+		TEST_RUN(test_expect_seq(p.b, seq - IPOIB_HELD_LATE, seq));
+		ipoib_held_done(peer);	/* the count the test made up */
+		TEST_RUN(held_wait_zero(peer));
+		/* the lcore's own again: taken at once, not held */
+		TEST_RUN(held_send(p.a, &p.amac, &p.bmac, seq, seq + 1, true));
+		TEST_RUN(test_expect_seq(p.b, seq, seq + 1));
+		seq++;
+		TEST_ASSERT_EQ(test_xstat(p.a, "tx_held") - held,
+			       IPOIB_HELD_LATE, "round %u: sent, not held",
+			       round);
+	}
+	TEST_ASSERT(test_wait_held(p.a), "every held frame sent");
+	held_close(&p);
+	return 0;
+}
+REGISTER_TEST(held_late, test_held_late,
+		    "a ready peer with frames held: a few held behind, then given back");
 
 /*
  * More than the ring holds: frames are taken until it is full, then the

@@ -426,7 +426,6 @@ ipoib_conn_rep(struct ipoib_priv *priv, const struct ipoib_cm_event *ev)
 	peer->tx_mtu = RTE_MIN(mtu, (uint32_t)IPOIB_CM_BUF_SIZE);
 	peer->tx = c;
 	peer->backoff_ms = 0;
-	peer->retries = 0;
 	c->state = IPOIB_CONN_CONNECTED;
 	c->since_ns = ipoib_now_ns();
 	/* tx lcores read state, then tx: publish tx first */
@@ -461,7 +460,6 @@ ipoib_conn_refused(struct ipoib_priv *priv, const struct ipoib_cm_event *ev)
 		priv->cstats.cm_timeouts++;
 	}
 	priv->cstats.conn_failed++;
-	peer->retries++;
 	ipoib_conn_close(priv, c, false, true);
 }
 

@@ -585,6 +585,7 @@ ipoib_peer_new(struct ipoib_priv *priv, const struct ipoib_hwaddr *hw)
 	ipoib_mac_from_hwaddr(&peer->mac, hw);
 	__atomic_store_n(&peer->ah, NULL, __ATOMIC_RELAXED);
 	__atomic_store_n(&peer->held, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&peer->held_late, 0, __ATOMIC_RELAXED);
 	peer->tx = NULL;
 	__atomic_store_n(&peer->rx, NULL, __ATOMIC_RELAXED);
 	__atomic_store_n(&peer->adv_ud, 0, __ATOMIC_RELAXED);
@@ -595,7 +596,6 @@ ipoib_peer_new(struct ipoib_priv *priv, const struct ipoib_hwaddr *hw)
 	ipoib_peer_ctr_clear(pt, peer);
 	peer->next_retry_ns = 0;
 	peer->backoff_ms = 0;
-	peer->retries = 0;
 	peer->last_active_ns = ipoib_now_ns();
 	peer->sample_pkts = 0;
 	peer->rate = 0;

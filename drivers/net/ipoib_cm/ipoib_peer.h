@@ -62,9 +62,10 @@ struct ipoib_peer {
 	uint16_t lid;			/* bound SLID (ARP/ND over UD), or 0 */
 	/*
 	 * Frames to it the tx queues handed to the control thread and it
-	 * has not sent yet (ipoib_tx_held.c): while ah is NULL its frames
-	 * are held too; while there are any, a burst gives its frames back
-	 * (not taken), so none overtakes another.
+	 * has not counted sent yet (ipoib_tx_held.c): while ah is NULL its
+	 * frames are held too; while there are any, a burst holds a few
+	 * more behind them (held_late) and then gives its frames back (not
+	 * taken), so none overtakes another.
 	 */
 	uint16_t held;
 	/*
@@ -84,7 +85,11 @@ struct ipoib_peer {
 	uint64_t sample_pkts;		/* packet total at the last sample */
 	uint64_t adv_ns;		/* last told to use UD (ipoib_adv.c) */
 	uint32_t backoff_ms;
-	uint32_t retries;
+	/*
+	 * Frames held behind held ones while ah was set, since held was
+	 * last 0 (ipoib_held_late_take(); any thread, atomic).
+	 */
+	uint16_t held_late;
 	uint32_t rate;			/* packets in the last sample period */
 	uint8_t sid_try;		/* which service ID to try next */
 	uint8_t refused;		/* spilled by a REJ or a timeout */

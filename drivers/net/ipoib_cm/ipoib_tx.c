@@ -119,7 +119,8 @@ ipoib_tx_unready(struct ipoib_txq *txq, const struct rte_ether_addr *dst,
 			 * frame may go). Frames held before the peer existed
 			 * may be its: held behind them, counted with it (they
 			 * go within a round of the control thread); frames
-			 * held for it: not taken, until they have gone.
+			 * held for it: a few held behind them, then not
+			 * taken until they have gone (IPOIB_HELD_LATE).
 			 */
 			if (__atomic_load_n(&priv->held_anon_mac[
 			    ipoib_held_anon_bucket(dst)], __ATOMIC_ACQUIRE) !=
@@ -127,7 +128,8 @@ ipoib_tx_unready(struct ipoib_txq *txq, const struct rte_ether_addr *dst,
 				*act = IPOIB_TX_HOLD;
 			else if (__atomic_load_n(&peer->held,
 						 __ATOMIC_ACQUIRE) != 0)
-				*act = IPOIB_TX_BUSY;
+				*act = ipoib_held_late_take(peer) ?
+				       IPOIB_TX_HOLD : IPOIB_TX_BUSY;
 			else
 				*act = IPOIB_TX_SEND;	/* others' held */
 		} else if (!ipoib_neg_hit(priv, dst)) {

@@ -15,10 +15,11 @@
  * handles are made there, synchronously. Its counters (sent, dropped, per
  * peer) are summed with the port's queues'; tx_held_done counts the held
  * frames it has taken. A peer's frames never overtake one another: while
- * some are held (ipoib_peer.held), a burst that meets the peer ready
- * stops there and gives that frame and the rest back untouched, as a full
- * queue does (tx_held_busy), and so it does when the ring is full. The
- * application sends them again; nothing is dropped. Frames to different
+ * some are held (ipoib_peer.held), a burst that meets the peer ready holds
+ * up to IPOIB_HELD_LATE more behind them, then stops there and gives that
+ * frame and the rest back untouched, as a full queue does (tx_held_busy),
+ * and so it does when the ring is full. The application sends them again;
+ * nothing is dropped. Frames to different
  * destinations may be reordered, as on Linux, whose held packets wait per
  * neighbour. Frames held before their destination was a peer are counted
  * by a bucket of their MAC (priv->held_anon_mac): a burst that meets a

@@ -52,18 +52,51 @@ ipoib_held_anon_done(struct ipoib_priv *priv, uint32_t bucket)
 	__atomic_fetch_sub(&priv->held_anon, 1, __ATOMIC_RELEASE);
 }
 
-/* One held frame of the peer's is gone (sent or dropped). */
+/*
+ * One held frame of the peer's is gone (sent or dropped). The last one
+ * ends the episode: frames may be held late again in the next.
+ */
 static inline void
 ipoib_held_done(struct ipoib_peer *peer)
 {
 	uint16_t n = __atomic_load_n(&peer->held, __ATOMIC_RELAXED);
 
 	/* never below zero, even for a slot reused meanwhile */
-	while (n != 0 &&
-	       !__atomic_compare_exchange_n(&peer->held, &n, n - 1, false,
-					    __ATOMIC_RELEASE,
-					    __ATOMIC_RELAXED))
-		;
+	while (n != 0) {
+		if (__atomic_compare_exchange_n(&peer->held, &n, n - 1, false,
+						__ATOMIC_RELEASE,
+						__ATOMIC_RELAXED)) {
+			if (n == 1)
+				__atomic_store_n(&peer->held_late, 0,
+						 __ATOMIC_RELAXED);
+			return;
+		}
+	}
+}
+
+/*
+ * Frames a burst holds behind a ready peer's held ones (its ah set, held
+ * not 0: the control thread is sending them, or has sent them and not
+ * counted them down yet) before it gives the peer's frames back. The
+ * first answer to a new peer comes right behind what was held for it (an
+ * echo reply behind the ARP reply that waited for the peer's handle): an
+ * application that does not send a refused frame again, as testpmd's
+ * forwarding engines do not, would lose it whenever the control thread
+ * is descheduled between its send and its count. Bounded per episode
+ * (until held is 0 again), so that a stream never stays on the control
+ * thread's path: past it the burst gives frames back, the control thread
+ * catches up, and the lcores send again themselves.
+ */
+#define IPOIB_HELD_LATE		8
+
+static inline bool
+ipoib_held_late_take(struct ipoib_peer *peer)
+{
+	if (__atomic_load_n(&peer->held_late, __ATOMIC_RELAXED) >=
+	    IPOIB_HELD_LATE)
+		return false;
+	__atomic_fetch_add(&peer->held_late, 1, __ATOMIC_RELAXED);
+	return true;
 }
 
 static inline uint64_t
