@@ -19,12 +19,12 @@
  * up to IPOIB_HELD_LATE more behind them, then stops there and gives that
  * frame and the rest back untouched, as a full queue does (tx_held_busy),
  * and so it does when the ring is full. The application sends them again;
- * nothing is dropped. Frames to different
- * destinations may be reordered, as on Linux, whose held packets wait per
- * neighbour. Frames held before their destination was a peer are counted
- * by a bucket of their MAC (priv->held_anon_mac): a burst that meets a
- * peer whose bucket counts any holds the frame behind them (counted with
- * the peer), for they may be its.
+ * nothing is dropped. Frames to different destinations may be reordered,
+ * as on Linux, whose held packets wait per neighbour. Frames held before
+ * their destination was a peer are counted by a bucket of their MAC
+ * (priv->held_anon_mac): a burst that meets a peer whose bucket counts any
+ * holds the frame behind them (counted with the peer), for they may be
+ * its.
  *
  * Linux holds at most 3 packets per path being resolved
  * (IPOIB_MAX_PATH_REC_QUEUE, ipoib_main.c) and drops the rest; we hold up
