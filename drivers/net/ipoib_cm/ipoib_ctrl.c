@@ -7,8 +7,15 @@
  * (ipoib_link.c), timers and connection requests from the datapath to
  * the spill policy (ipoib_spill.c). Telemetry and the API
  * read its state under ctrl_lock. With nothing to do it sleeps in the
- * transport's ctrl_wait(), which a CM message or a connection request
- * cuts short; the timers need it awake every IPOIB_CTRL_IDLE_NS at most.
+ * transport's ctrl_wait(), which a CM message, a connection request, a
+ * held frame or a peer to resolve cuts short. The sleep starts at
+ * IPOIB_CTRL_IDLE_NS after a round that did something and doubles with
+ * each idle round up to IPOIB_TICK_NS, the granularity of the timers
+ * (promotion, reclaim); while connections drain it stays short. A
+ * thread that woke every millisecond took a busy-polling lcore's core
+ * for a moment a thousand times a second: on a two-core machine that
+ * was one round trip in a hundred of a ping-pong (p99), see
+ * ipoib_cm_perf.rst.
  */
 
 #include <errno.h>
@@ -24,7 +31,8 @@
 #include "ipoib_log.h"
 #include "ipoib_tx_held.h"
 
-#define IPOIB_CTRL_IDLE_NS	1000000	/* longest sleep with nothing to do */
+#define IPOIB_CTRL_IDLE_NS	1000000	/* first sleep after work */
+#define IPOIB_CTRL_IDLE_MAX_NS	IPOIB_TICK_NS	/* longest sleep */
 #define IPOIB_CONNECT_RING	4096
 
 /*
@@ -93,10 +101,21 @@ ipoib_ctrl_round(struct ipoib_priv *priv)
 	return work;
 }
 
+/* How long to sleep after a round: short after work, longer when idle. */
+static uint64_t
+ipoib_ctrl_idle_next(const struct ipoib_priv *priv, bool work,
+		     uint64_t idle_ns)
+{
+	if (work || priv->nr_draining > 0)
+		return IPOIB_CTRL_IDLE_NS;
+	return RTE_MIN(2 * idle_ns, (uint64_t)IPOIB_CTRL_IDLE_MAX_NS);
+}
+
 static uint32_t
 ipoib_ctrl_main(void *arg)
 {
 	struct ipoib_priv *priv = arg;
+	uint64_t idle_ns = IPOIB_CTRL_IDLE_NS;
 
 	while (!__atomic_load_n(&priv->ctrl_stop, __ATOMIC_ACQUIRE)) {
 		bool work;
@@ -105,7 +124,8 @@ ipoib_ctrl_main(void *arg)
 		work = ipoib_ctrl_round(priv);
 		pthread_mutex_unlock(&priv->ctrl_lock);
 		if (!work)
-			priv->ops->ctrl_wait(priv->hca, IPOIB_CTRL_IDLE_NS);
+			priv->ops->ctrl_wait(priv->hca, idle_ns);
+		idle_ns = ipoib_ctrl_idle_next(priv, work, idle_ns);
 	}
 	return 0;
 }

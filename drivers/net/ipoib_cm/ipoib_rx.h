@@ -561,9 +561,13 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 					      __ATOMIC_RELAXED),
 		.ctr = rxq->peer_ctr,
 	};
-	struct ipoib_rx_fresh fresh = { .n = 0, .next = 0 };
+	/* not an initialiser: that would zero m[] on every poll (memset) */
+	struct ipoib_rx_fresh fresh;
 	struct ipoib_conn *run = NULL;	/* non-SRQ: whose pool fresh is of */
 	uint16_t nb = 0, nwr = 0, k, i;
+
+	fresh.n = 0;
+	fresh.next = 0;
 
 	if (rxq->loopback != NULL) {
 		nb = (uint16_t)rte_ring_dequeue_burst(rxq->loopback,
