@@ -309,9 +309,13 @@ ipoib_shm_post_send(struct ipoib_hca_qp *hqp, const struct ipoib_send_wr *wr,
 
 		for (i = 0; i < k; i++) {
 			struct rte_mbuf *m = wr[done + i].m;
-			uint16_t s = 0;
+			uint16_t s = 1;
 
-			for (; m != NULL && s < IPOIB_MAX_SGE; m = m->next, s++) {
+			iov[i][0].iov_base = rte_pktmbuf_mtod(m, void *);
+			iov[i][0].iov_len = m->data_len;
+			/* a chain: the rest of its segments */
+			for (m = m->next; unlikely(m != NULL) &&
+			     s < IPOIB_MAX_SGE; m = m->next, s++) {
 				iov[i][s].iov_base = rte_pktmbuf_mtod(m,
 								      void *);
 				iov[i][s].iov_len = m->data_len;

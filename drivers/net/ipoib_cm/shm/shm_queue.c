@@ -58,25 +58,20 @@ shm_cq_destroy(struct shm_cq *cq)
 
 /*
  * Reserve n completions on a CQ of another (or this) process and fill them
- * from tmpl[]; each is published by storing its seq last. Senders run this
- * concurrently; the CQ is sized so that it never holds more completions
- * than receive WRs that may complete on it.
+ * from tmpl[] (shm_cq_reserve() says how).
  */
 void
 shm_cq_push(struct shm_cq_ring *c, const struct shm_cqe *tmpl, uint32_t n)
 {
-	uint64_t t = __atomic_fetch_add(&c->tail, n, __ATOMIC_RELAXED);
+	uint64_t t = shm_cq_reserve(c, n);
 	uint32_t i;
 
 	for (i = 0; i < n; i++) {
-		struct shm_cqe *e = &c->cqe[(t + i) & c->mask];
+		struct shm_cqe *e = shm_cq_entry_take(c, t + i);
 
-		shm_tsan_buf_take(e);	/* a reused entry: see there */
 		/* rq_off to wc_flags, in one piece: every field but seq */
 		memcpy(&e->rq_off, &tmpl[i].rq_off, SHM_CQE_BODY_LEN);
-		/* pairs with the acquire load in shm_cq_poll() */
-		shm_store(&e->seq, t + i + 1);
-		shm_tsan_buf_give(e);
+		shm_cq_publish(e, t + i);
 	}
 }
 

@@ -29,30 +29,14 @@ shm_msg_len(const struct shm_send *wr)
 	return len;
 }
 
-/*
- * Scatter the message (after skip bytes of the buffer) into a WR posted by
- * process proc: the copy the "DMA" makes.
- */
-static void
-shm_copy(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
-	 uint32_t skip, const struct shm_send *wr)
+/* shm_copy() of a message in pieces, or past a first segment. */
+static void __attribute__((noinline))
+shm_copy_sg(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
+	    uint32_t skip, const struct shm_send *wr)
 {
 	uint32_t s = 0, soff = skip;
 	uint16_t i;
 
-	/* the common message: one piece, within the buffer's first segment */
-	if (wr->iovcnt == 1 && d->num_sge > 0 &&
-	    skip + wr->iov[0].iov_len <= d->sge[0].len) {
-		uint8_t *dst = shm_arena_ptr(f, proc, d->sge[0].off);
-
-		if (dst != NULL) {
-			shm_tsan_buf_take(dst);
-			memcpy(dst + skip, wr->iov[0].iov_base,
-			       wr->iov[0].iov_len);
-			shm_tsan_buf_give(dst);
-		}
-		return;
-	}
 	while (s < d->num_sge && soff >= d->sge[s].len)
 		soff -= d->sge[s++].len;
 	for (i = 0; i < wr->iovcnt; i++) {
@@ -78,6 +62,31 @@ shm_copy(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
 			}
 		}
 	}
+}
+
+/*
+ * Scatter the message (after skip bytes of the buffer) into a WR posted by
+ * process proc: the copy the "DMA" makes. The common message, one piece
+ * within the buffer's first segment, is one lookup and one memcpy here;
+ * any other goes through shm_copy_sg().
+ */
+static inline void
+shm_copy(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
+	 uint32_t skip, const struct shm_send *wr)
+{
+	if (likely(wr->iovcnt == 1 && d->num_sge > 0 &&
+		   skip + wr->iov[0].iov_len <= d->sge[0].len)) {
+		uint8_t *dst = shm_arena_ptr(f, proc, d->sge[0].off);
+
+		if (dst != NULL) {
+			shm_tsan_buf_take(dst);
+			memcpy(dst + skip, wr->iov[0].iov_base,
+			       wr->iov[0].iov_len);
+			shm_tsan_buf_give(dst);
+		}
+		return;
+	}
+	shm_copy_sg(f, proc, d, skip, wr);
 }
 
 static void
@@ -294,12 +303,13 @@ shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 {
 	struct shm_fabric *f = qp->port->f;
 	const struct shm_qp_ent *peer = NULL;
-	struct shm_cqe cqe[SHM_BURST], tmpl = { .seq = 0 };
+	struct shm_cqe tmpl = { .seq = 0 };
 	uint32_t slots[SHM_BURST], k, i;
 	struct shm_qp_ent pv;
 	struct shm_rq_ring *r;
 	struct shm_cq_ring *c;
 	uint16_t done = 0;
+	uint64_t t;
 
 	if (shm_load(&qp->ent->state) != SHM_QPS_RTS)
 		return 0;
@@ -343,28 +353,31 @@ shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 		/* read first: the line stays shared while no streak runs */
 		if (shm_load_relaxed(&qp->rnr_since) != 0)
 			shm_store_relaxed(&qp->rnr_since, 0);
+		/* each completion filled in place once its message is in */
+		t = shm_cq_reserve(c, k);
 		for (i = 0; i < k; i++) {
 			const struct shm_send *w = &wr[done + i];
 			struct shm_rdesc *d = shm_rdesc(r, slots[i]);
+			struct shm_cqe *e = shm_cq_entry_take(c, t + i);
 			uint32_t len = shm_msg_len(w);
 
-			/* the body shm_cq_push() copies; not the padding */
-			cqe[i] = tmpl;
-			cqe[i].slot = slots[i];
+			/* the body, not seq nor the padding */
+			memcpy(&e->rq_off, &tmpl.rq_off, SHM_CQE_BODY_LEN);
+			e->slot = slots[i];
 			if (qp->port->cap != NULL)
 				shm_capture_tx(qp->port, w, qp->peer_qpn,
 					       f->hdr->ports[peer->port].gid,
 					       len);
 			if (len > d->total_len) {
-				cqe[i].status = IPOIB_WC_LOC_LEN_ERR;
+				e->status = IPOIB_WC_LOC_LEN_ERR;
 				shm_add(&f->hdr->ports[peer->port].cnt_len_errs,
 					1);
-				continue;
+			} else {
+				shm_copy(f, peer->proc, d, 0, w);
+				e->byte_len = len;
 			}
-			shm_copy(f, peer->proc, d, 0, w);
-			cqe[i].byte_len = len;
+			shm_cq_publish(e, t + i);
 		}
-		shm_cq_push(c, cqe, k);
 		done += k;
 	}
 	return done;
