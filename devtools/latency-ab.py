@@ -1,0 +1,75 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Round trips of two builds of net_ipoibcm against net_memif, interleaved.
+
+    devtools/latency-ab.py --before DIR --after DIR [--rounds N] [--pings N]
+
+Each round runs the ping-pong of devtools/bench.py (benchlib/latency.py:
+dpdk-ipoibcm-bench echo on core 1, ping on core 0) for memif, then for
+srq=on and srq=off with the build before and the build after a change, in
+turn, so that a machine whose speed changes slows them alike. Prints each
+round, then per configuration and size the median of the rounds' medians,
+p99 and p99.9, and the best round's p99. Figures only: nothing is judged.
+The two build directories must not be under a world-writable directory
+such as /tmp (EAL refuses to load a plugin from there).
+"""
+
+import argparse
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "app", "test-ipoibcm", "blackbox"))
+
+from benchlib import configs, latency  # noqa: E402
+from ipoibtest import EAL  # noqa: E402
+
+SIZES = (64, 1500)
+
+
+def plugin(build):
+    return os.path.join(build, "drivers/net/ipoib_cm/librte_net_ipoibcm.so")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--before", required=True)
+    ap.add_argument("--after", required=True)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--pings", type=int, default=20000)
+    args = ap.parse_args()
+    builds = {"before": os.path.abspath(args.before),
+              "after": os.path.abspath(args.after)}
+    runs = [("memif", configs.MEMIF, "after")]
+    for cfg in (configs.SRQ_ON, configs.SRQ_OFF):
+        for which in ("before", "after"):
+            runs.append(("%s %s" % (cfg.split()[1], which), cfg, which))
+    res = {}
+    env = dict(os.environ)
+    for rnd in range(args.rounds):
+        for label, cfg, which in runs:
+            b = builds[which]
+            name = "lab%d_%d_%s" % (os.getpid(), rnd,
+                                    label.replace(" ", "").replace("=", ""))
+            out = latency.measure(b, plugin(b), env, EAL, cfg, name, SIZES,
+                                  args.pings)
+            for size, v in sorted(out.items()):
+                res.setdefault((size, label), []).append(v)
+                print("round %d %-16s %5d B: median %.2f p99 %.2f p99.9 "
+                      "%.2f us" % (rnd, label, size, v["median_us"],
+                                   v["p99_us"], v["p999_us"]), flush=True)
+    print("\nper configuration, over %d rounds of %d pings (us):" %
+          (args.rounds, args.pings))
+    for (size, label), vs in sorted(res.items()):
+        print("%-16s %5d B: median %.2f  p99 %.2f  p99.9 %.2f  best p99 "
+              "%.2f" % (label, size,
+                        statistics.median(v["median_us"] for v in vs),
+                        statistics.median(v["p99_us"] for v in vs),
+                        statistics.median(v["p999_us"] for v in vs),
+                        min(v["p99_us"] for v in vs)))
+
+
+if __name__ == "__main__":
+    main()
