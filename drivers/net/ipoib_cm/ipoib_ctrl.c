@@ -101,16 +101,6 @@ ipoib_ctrl_round(struct ipoib_priv *priv)
 	return work;
 }
 
-/* How long to sleep after a round: short after work, longer when idle. */
-static uint64_t
-ipoib_ctrl_idle_next(const struct ipoib_priv *priv, bool work,
-		     uint64_t idle_ns)
-{
-	if (work || priv->nr_draining > 0)
-		return IPOIB_CTRL_IDLE_NS;
-	return RTE_MIN(2 * idle_ns, (uint64_t)IPOIB_CTRL_IDLE_MAX_NS);
-}
-
 static uint32_t
 ipoib_ctrl_main(void *arg)
 {
@@ -122,10 +112,15 @@ ipoib_ctrl_main(void *arg)
 
 		pthread_mutex_lock(&priv->ctrl_lock);
 		work = ipoib_ctrl_round(priv);
+		/* short again after work or while connections drain */
+		if (work || priv->nr_draining > 0)
+			idle_ns = IPOIB_CTRL_IDLE_NS;
 		pthread_mutex_unlock(&priv->ctrl_lock);
-		if (!work)
+		if (!work) {
 			priv->ops->ctrl_wait(priv->hca, idle_ns);
-		idle_ns = ipoib_ctrl_idle_next(priv, work, idle_ns);
+			idle_ns = RTE_MIN(2 * idle_ns,
+					  (uint64_t)IPOIB_CTRL_IDLE_MAX_NS);
+		}
 	}
 	return 0;
 }
