@@ -511,6 +511,56 @@ repost:
 	return nb;
 }
 
+/*
+ * Ask for the first line of every buffer a burst's completions name
+ * before the first is read. The sender wrote them from another core:
+ * read one after the other, each packet waited for its own miss, about
+ * half of the receive side's time at 64 bytes (perf annotate of the
+ * rxonly testpmd, all on the load of the IPoIB header). A prefetch reads
+ * nothing: completions that name no valid slot are only skipped here;
+ * the loop that delivers checks them again.
+ */
+static __rte_always_inline void
+ipoib_rx_prefetch(const struct ipoib_rxq *rxq, const struct ipoib_wc *wc,
+		  uint16_t k, const bool srq)
+{
+	const struct ipoib_rx_ring *ring = &rxq->srq_ring;
+	uint32_t last = UINT32_MAX;
+	uint16_t i;
+
+	for (i = 0; i < k; i++) {
+		uint64_t id = wc[i].wr_id;
+		uint32_t slot = ipoib_wr_slot(id);
+
+		if (srq) {
+			if (unlikely(ipoib_wr_kind(id) != IPOIB_WR_SRQ))
+				continue;
+		} else {
+			uint32_t ci = ipoib_wr_conn(id);
+			const struct ipoib_conn *c;
+
+			if (unlikely(ipoib_wr_kind(id) != IPOIB_WR_CONN ||
+				     ci >= rxq->nr_conns))
+				continue;
+			if (ci != last) {
+				c = ipoib_rx_conn(rxq, ci);
+				last = UINT32_MAX;
+				if (unlikely(c == NULL))
+					continue;
+				ring = &c->ring;
+				last = ci;
+			}
+		}
+		if (likely(slot < ring->nb_slots)) {
+			const struct rte_mbuf *m =
+				ring->bufs[(size_t)slot * ring->segs];
+
+			if (likely(m != NULL))
+				rte_prefetch0(rte_pktmbuf_mtod(m, void *));
+		}
+	}
+}
+
 /* Post the reposts of a burst: the SRQ at once, connections run by run. */
 static __rte_always_inline void
 ipoib_rx_repost(struct ipoib_rxq *rxq, struct ipoib_recv_wr *wr,
@@ -580,6 +630,7 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 		nb += ipoib_rx_ud(rxq, pkts + nb, n - nb, &acct);
 	k = rxq->poll_cq(rxq->cq, wc,
 			 RTE_MIN((uint16_t)(n - nb), (uint16_t)IPOIB_BURST));
+	ipoib_rx_prefetch(rxq, wc, k, srq);
 	/* SRQ buffers come from one pool: take the burst's at once */
 	if (srq && k > 0)
 		ipoib_rx_fresh_take(&fresh, rxq->pool.mp,

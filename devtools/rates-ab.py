@@ -1,0 +1,74 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Packet rates of two builds of net_ipoibcm against net_memif, interleaved.
+
+    devtools/rates-ab.py --before DIR --after DIR [--rounds N] [--window S]
+                         [--sizes 64,1500]
+
+Each round runs the testpmd pair of devtools/bench.py (benchlib/rates.py:
+txonly on host A, rxonly on host B, forwarding lcores on different cores)
+for memif, then for srq=on and srq=off with the build before and the
+build after a change, in turn, so that a machine whose speed changes
+slows them alike. Prints each round, then per configuration and size the
+median and the best of the rounds and their ratios to memif (from the same
+rounds). Figures only: nothing is judged. The two build directories must
+not be under a world-writable directory such as /tmp (EAL refuses to load
+a plugin from there).
+"""
+
+import argparse
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "app", "test-ipoibcm", "blackbox"))
+
+import ipoibtest  # noqa: E402
+from benchlib import configs, rates  # noqa: E402
+from testpmd import TestPmd  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--before", required=True)
+    ap.add_argument("--after", required=True)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--window", type=float, default=2.0)
+    ap.add_argument("--sizes", default="64,1500")
+    args = ap.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    builds = {"before": os.path.abspath(args.before),
+              "after": os.path.abspath(args.after)}
+    runs = [("memif", configs.MEMIF, "after")]
+    for cfg in (configs.SRQ_ON, configs.SRQ_OFF):
+        for which in ("before", "after"):
+            runs.append(("%s %s" % (cfg.split()[1], which), cfg, which))
+    res = {}
+    for rnd in range(args.rounds):
+        for label, cfg, which in runs:
+            ipoibtest.BUILD = builds[which]	# read by plugin() per process
+            name = "rab%d_%d_%s" % (os.getpid(), rnd,
+                                    label.replace(" ", "").replace("=", ""))
+            out = rates.measure(TestPmd, cfg, name, sizes,
+                                configs.SMALL_ARGS, args.window)
+            for size in sizes:
+                res.setdefault((size, label), []).append(out[size]["mpps"])
+                print("round %d %-16s %5d B: %.3f Mpps" %
+                      (rnd, label, size, out[size]["mpps"]), flush=True)
+    print("\nper configuration, over %d rounds of %.1f s windows (Mpps):" %
+          (args.rounds, args.window))
+    for (size, label), vs in sorted(res.items()):
+        memif = res[(size, "memif")]
+        line = "%-16s %5d B: median %7.3f  best %7.3f" % (
+            label, size, statistics.median(vs), max(vs))
+        if label != "memif":
+            line += "  vs memif %.2fx / %.2fx" % (
+                statistics.median(vs) / statistics.median(memif),
+                max(vs) / max(memif))
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
