@@ -31,7 +31,7 @@
 #include "shm_log.h"
 
 #define SHM_MAGIC		0x69706f6962636d31ULL	/* "ipoibcm1" */
-#define SHM_VERSION		7	/* 7: RSS key and hash types */
+#define SHM_VERSION		8	/* 8: ring indexes on their own lines */
 /*
  * A process's arena is a set of segments, each a shared memory object
  * mapped whole: applications that mlockall() (testpmd does) lock every page
@@ -255,11 +255,16 @@ _Static_assert(SHM_CQE_WC_AT(qp_num) && SHM_CQE_WC_AT(src_qp) &&
 	       sizeof(struct ipoib_wc) >= offsetof(struct ipoib_wc, byte_len) +
 	       SHM_CQE_WC_LEN, "shm_cqe and ipoib_wc differ from byte_len on");
 
+/*
+ * Each side's moving index on a line of its own, and what never changes
+ * on a third: the consumer stores head at every poll, and a size read from
+ * its line cost the sender a miss per message.
+ */
 struct shm_cq_ring {
-	uint64_t tail SHM_ALIGNED;	/* producers: fetch_add */
-	uint64_t head SHM_ALIGNED;	/* consumer: release-stored */
 	uint32_t size;
 	uint32_t mask;
+	uint64_t tail SHM_ALIGNED;	/* producers: fetch_add */
+	uint64_t head SHM_ALIGNED;	/* consumer: release-stored */
 	struct shm_cqe cqe[] SHM_ALIGNED;
 };
 
@@ -283,8 +288,7 @@ struct shm_rdesc {
  * sender that read it before its CAS succeeded holds a valid slot id.
  */
 struct shm_rq_ring {
-	uint64_t prod SHM_ALIGNED;
-	uint64_t cons SHM_ALIGNED;
+	/* fixed at creation or written rarely: read by every side */
 	uint32_t size;		/* ring entries, power of 2 */
 	uint32_t mask;
 	uint32_t max_wr;	/* descriptor slots */
@@ -297,6 +301,9 @@ struct shm_rq_ring {
 	uint32_t desc_rel;	/* descriptor table, from the ring's start */
 	uint64_t handle;	/* owner's struct shm_rq *, opaque to others */
 	uint64_t cq_off;	/* own RQ: the QP's receive CQ */
+	/* the owner's index and the senders', a line each */
+	uint64_t prod SHM_ALIGNED;
+	uint64_t cons SHM_ALIGNED;
 	uint32_t ring[] SHM_ALIGNED;
 };
 

@@ -323,7 +323,6 @@ shm_rq_post(struct shm_rq *rq, const uint64_t *wr_id,
 	struct shm_rq_ring *r = rq->ring;
 	struct shm_fabric *f = rq->port->f;
 	uint64_t prod = r->prod;
-	uint64_t space = r->size - (prod - shm_load(&r->cons));
 	/* read once: the descriptors written below could alias them */
 	uint32_t nr_segs = __atomic_load_n(&f->nr_segs, __ATOMIC_ACQUIRE);
 	struct shm_seg_view seg = { .lkey = UINT32_MAX };
@@ -333,8 +332,11 @@ shm_rq_post(struct shm_rq *rq, const uint64_t *wr_id,
 	uint32_t *ring = r->ring;
 	uint16_t i, j;
 
-	if (n > space)
-		n = (uint16_t)space;
+	/*
+	 * Room in the ring without reading cons (the senders' line): what it
+	 * holds, prod - cons, is posted and not claimed, so at most max_wr -
+	 * nr_free, and max_wr <= size (shm_rq_create()).
+	 */
 	if (n > nr_free)
 		n = (uint16_t)nr_free;
 	for (i = 0; i < n; i++) {

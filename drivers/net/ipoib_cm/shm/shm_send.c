@@ -355,6 +355,15 @@ shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 			shm_store_relaxed(&qp->rnr_since, 0);
 		/* each completion filled in place once its message is in */
 		t = shm_cq_reserve(c, k);
+		/*
+		 * The receiver wrote the descriptors and last read the
+		 * entries: ask for them all before the first is read (a miss
+		 * per message, in turn, was two thirds of this function).
+		 */
+		for (i = 0; i < k; i++) {
+			__builtin_prefetch(shm_rdesc(r, slots[i]), 0, 3);
+			__builtin_prefetch(&c->cqe[(t + i) & c->mask], 1, 3);
+		}
 		for (i = 0; i < k; i++) {
 			const struct shm_send *w = &wr[done + i];
 			struct shm_rdesc *d = shm_rdesc(r, slots[i]);
