@@ -339,6 +339,18 @@ shm_rq_post(struct shm_rq *rq, const uint64_t *wr_id,
 	 */
 	if (n > nr_free)
 		n = (uint16_t)nr_free;
+	/*
+	 * A sender last read the descriptors and the ring's entries: ask
+	 * for them all, to write, before the first store waits for its line
+	 * (the store of prod below waits for every one of them).
+	 */
+	for (i = 0; i < n; i++)
+		__builtin_prefetch(shm_rdesc(r, free_slots[nr_free - 1 - i]),
+				   1, 3);
+	for (i = 0; i < n; i += 16)	/* 16 entries a line */
+		__builtin_prefetch(&ring[(prod + i) & mask], 1, 3);
+	if (n > 0)
+		__builtin_prefetch(&ring[(prod + n - 1) & mask], 1, 3);
 	for (i = 0; i < n; i++) {
 		uint32_t slot = free_slots[nr_free - 1];
 		struct shm_rdesc *d = shm_rdesc(r, slot);
