@@ -196,8 +196,13 @@ shm_rq_create(struct shm_port *p, uint32_t max_wr, uint32_t max_sge,
 {
 	struct shm_fabric *f = p->f;
 	uint32_t size = ipoib_pow2(max_wr < 2 ? 2 : max_wr);
-	uint32_t stride = sizeof(struct shm_rdesc) +
-			  max_sge * sizeof(struct shm_rdesc_sge);
+	/*
+	 * A power of two: no descriptor straddles two lines (24 bytes for
+	 * one SGE did, and a sender's prefetch of its first line missed the
+	 * rest).
+	 */
+	uint32_t stride = ipoib_pow2(sizeof(struct shm_rdesc) +
+				     max_sge * sizeof(struct shm_rdesc_sge));
 	size_t ring_bytes = sizeof(struct shm_rq_ring) +
 			    (size_t)size * sizeof(uint32_t);
 	size_t bytes;
