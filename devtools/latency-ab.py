@@ -14,7 +14,6 @@ The two build directories must not be under a world-writable directory
 such as /tmp (EAL refuses to load a plugin from there).
 """
 
-import argparse
 import os
 import statistics
 import sys
@@ -23,7 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "app", "test-ipoibcm", "blackbox"))
 
-from benchlib import configs, latency  # noqa: E402
+from benchlib import ab, latency  # noqa: E402
 from ipoibtest import EAL  # noqa: E402
 
 SIZES = (64, 1500)
@@ -34,26 +33,17 @@ def plugin(build):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--before", required=True)
-    ap.add_argument("--after", required=True)
-    ap.add_argument("--rounds", type=int, default=5)
+    ap = ab.parser(__doc__)
     ap.add_argument("--pings", type=int, default=20000)
     args = ap.parse_args()
-    builds = {"before": os.path.abspath(args.before),
-              "after": os.path.abspath(args.after)}
-    runs = [("memif", configs.MEMIF, "after")]
-    for cfg in (configs.SRQ_ON, configs.SRQ_OFF):
-        for which in ("before", "after"):
-            runs.append(("%s %s" % (cfg.split()[1], which), cfg, which))
+    builds = ab.builds(args)
     res = {}
     env = dict(os.environ)
     for rnd in range(args.rounds):
-        for label, cfg, which in runs:
+        for label, cfg, which in ab.runs():
             b = builds[which]
-            name = "lab%d_%d_%s" % (os.getpid(), rnd,
-                                    label.replace(" ", "").replace("=", ""))
-            out = latency.measure(b, plugin(b), env, EAL, cfg, name, SIZES,
+            out = latency.measure(b, plugin(b), env, EAL, cfg,
+                                  ab.name("lab", rnd, label), SIZES,
                                   args.pings)
             for size, v in sorted(out.items()):
                 res.setdefault((size, label), []).append(v)

@@ -16,7 +16,6 @@ not be under a world-writable directory such as /tmp (EAL refuses to load
 a plugin from there).
 """
 
-import argparse
 import os
 import statistics
 import sys
@@ -26,33 +25,23 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "app", "test-ipoibcm", "blackbox"))
 
 import ipoibtest  # noqa: E402
-from benchlib import configs, rates  # noqa: E402
+from benchlib import ab, configs, rates  # noqa: E402
 from testpmd import TestPmd  # noqa: E402
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--before", required=True)
-    ap.add_argument("--after", required=True)
-    ap.add_argument("--rounds", type=int, default=5)
+    ap = ab.parser(__doc__)
     ap.add_argument("--window", type=float, default=2.0)
     ap.add_argument("--sizes", default="64,1500")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    builds = {"before": os.path.abspath(args.before),
-              "after": os.path.abspath(args.after)}
-    runs = [("memif", configs.MEMIF, "after")]
-    for cfg in (configs.SRQ_ON, configs.SRQ_OFF):
-        for which in ("before", "after"):
-            runs.append(("%s %s" % (cfg.split()[1], which), cfg, which))
+    builds = ab.builds(args)
     res = {}
     for rnd in range(args.rounds):
-        for label, cfg, which in runs:
+        for label, cfg, which in ab.runs():
             ipoibtest.BUILD = builds[which]	# read by plugin() per process
-            name = "rab%d_%d_%s" % (os.getpid(), rnd,
-                                    label.replace(" ", "").replace("=", ""))
-            out = rates.measure(TestPmd, cfg, name, sizes,
-                                configs.SMALL_ARGS, args.window)
+            out = rates.measure(TestPmd, cfg, ab.name("rab", rnd, label),
+                                sizes, configs.SMALL_ARGS, args.window)
             for size in sizes:
                 res.setdefault((size, label), []).append(out[size]["mpps"])
                 print("round %d %-16s %5d B: %.3f Mpps" %
