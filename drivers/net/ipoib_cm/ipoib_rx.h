@@ -544,9 +544,10 @@ ipoib_rx_prefetch(const struct ipoib_rxq *rxq, const struct ipoib_wc *wc,
 				continue;
 			if (ci != last) {
 				c = ipoib_rx_conn(rxq, ci);
-				last = UINT32_MAX;
-				if (unlikely(c == NULL))
+				if (unlikely(c == NULL)) {
+					last = UINT32_MAX;
 					continue;
+				}
 				ring = &c->ring;
 				last = ci;
 			}
