@@ -106,12 +106,15 @@ fail:
 	return -errno;
 }
 
+/* From this size, an allocation's pages go back to the system when freed. */
+#define SHM_ARENA_LARGE		65536
+
 static uint64_t
 shm_alloc_size(size_t len)
 {
 	uint64_t need = (len + SHM_ALIGN - 1) & ~(uint64_t)(SHM_ALIGN - 1);
 
-	if (len >= 65536)	/* large ones page aligned, for hole punching */
+	if (len >= SHM_ARENA_LARGE)	/* page aligned, for hole punching */
 		need = (need + 4095) & ~4095ULL;
 	return need;
 }
@@ -160,12 +163,12 @@ shm_arena_alloc(struct shm_fabric *f, size_t len, bool commit, uint64_t *off)
 
 	pthread_mutex_lock(&f->lock);
 	for (seg = 0; seg < f->nr_segs; seg++)
-		if (shm_seg_alloc(&f->segs[seg], need, len >= 65536, &o))
+		if (shm_seg_alloc(&f->segs[seg], need, len >= SHM_ARENA_LARGE, &o))
 			break;
 	if (seg == f->nr_segs) {
 		ret = shm_seg_create(f, need + 4096);
 		if (ret == 0 && !shm_seg_alloc(&f->segs[seg], need,
-					       len >= 65536, &o))
+					       len >= SHM_ARENA_LARGE, &o))
 			ret = -ENOMEM;
 	}
 	if (ret == 0)
@@ -183,7 +186,13 @@ shm_arena_alloc(struct shm_fabric *f, size_t len, bool commit, uint64_t *off)
 	return ret;
 }
 
-/* Give an extent back; its pages return to the system. */
+/*
+ * Give an extent back. A large one's pages return to the system; a small
+ * one (a connection's receive queue, a CQ) is zeroed in place: a hole
+ * punched in it unmapped its pages everywhere (TLB shootdowns), and the
+ * next allocation faulted them in again, in every non-SRQ connection
+ * setup (ipoib_cm_perf.rst).
+ */
 void
 shm_arena_free(struct shm_fabric *f, uint64_t off, size_t len)
 {
@@ -193,7 +202,8 @@ shm_arena_free(struct shm_fabric *f, uint64_t off, size_t len)
 	unsigned int i;
 
 	/* reads of a punched range return zeros: allocations start zeroed */
-	if (fallocate(sg->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, o,
+	if (len < SHM_ARENA_LARGE ||
+	    fallocate(sg->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, o,
 		      need) < 0)
 		memset(sg->base + o, 0, need);
 	pthread_mutex_lock(&f->lock);
