@@ -154,7 +154,8 @@ shm_cm_find_remote(struct shm_port *p, uint32_t port, uint32_t remote_id)
  * before its mailbox goes back to the arena, and shm_port_open() may then
  * reuse the entry, so a message is never written to a freed mailbox or
  * read from a reused entry. CM messages are few; the data path never
- * takes this lock.
+ * takes this lock. The wake, a system call that may hand this core to
+ * the thread it wakes, comes after the lock is dropped.
  */
 static void
 shm_cm_post(struct shm_port *p, uint32_t dst, struct shm_cm_msg *msg)
@@ -163,6 +164,7 @@ shm_cm_post(struct shm_port *p, uint32_t dst, struct shm_cm_msg *msg)
 	struct shm_port_ent *dp;
 	struct shm_cm_ring *ring;
 	struct shm_cm_msg *slot;
+	uint32_t *bell = NULL;
 	uint64_t t;
 
 	if (dst >= SHM_MAX_PORTS || shm_lock(f) < 0)
@@ -195,9 +197,12 @@ shm_cm_post(struct shm_port *p, uint32_t dst, struct shm_cm_msg *msg)
 	       (uint8_t *)msg + sizeof(msg->seq),
 	       sizeof(*msg) - sizeof(msg->seq));
 	shm_store(&slot->seq, t + 1);	/* pairs with shm_cm_poll() */
-	shm_bell_ring(&ring->bell);
+	if (shm_bell_add(ring))
+		bell = &ring->bell;
 out:
 	shm_unlock(f);
+	if (bell != NULL)
+		shm_bell_wake(bell);
 }
 
 /* Send the id's message and (for those that expect an answer) time it. */
@@ -538,13 +543,15 @@ shm_cm_wait(struct shm_port *p, uint64_t timeout_ns)
 	}
 	ts.tv_sec = (time_t)(timeout_ns / 1000000000ULL);
 	ts.tv_nsec = (long)(timeout_ns % 1000000000ULL);
+	__atomic_fetch_add(&ring->sleepers, 1, __ATOMIC_SEQ_CST);
 	syscall(SYS_futex, &ring->bell, FUTEX_WAIT, bell, &ts, NULL, 0);
+	__atomic_fetch_sub(&ring->sleepers, 1, __ATOMIC_RELAXED);
 }
 
 void
 shm_cm_wake(struct shm_port *p)
 {
-	shm_bell_ring(&p->cm->bell);
+	shm_bell_ring(p->cm);
 }
 
 int

@@ -31,7 +31,7 @@
 #include "shm_log.h"
 
 #define SHM_MAGIC		0x69706f6962636d31ULL	/* "ipoibcm1" */
-#define SHM_VERSION		8	/* 8: ring indexes on their own lines */
+#define SHM_VERSION		9	/* 9: CM bell wakes only sleepers */
 /*
  * A process's arena is a set of segments, each a shared memory object
  * mapped whole: applications that mlockall() (testpmd does) lock every page
@@ -332,6 +332,7 @@ struct shm_cm_msg {
 struct shm_cm_ring {
 	uint64_t tail SHM_ALIGNED;	/* producers: CAS */
 	uint32_t bell;			/* futex: +1 per message or wake */
+	uint32_t sleepers;		/* threads in FUTEX_WAIT on bell */
 	uint64_t head SHM_ALIGNED;	/* consumer */
 	struct shm_cm_msg msg[SHM_CM_RING];
 };
@@ -768,13 +769,32 @@ shm_fault_drop(uint32_t ppm)
 /*
  * A mailbox's doorbell: a futex word in the fabric's shared memory, so a
  * process wakes another's control thread. It counts, so a wait that read
- * it before a ring returns at once (FUTEX_WAIT compares first).
+ * it before a ring returns at once (FUTEX_WAIT compares first). The wake
+ * is a system call only while a thread sleeps on it: a waiter counts
+ * itself in sleepers before FUTEX_WAIT reads the bell, a ringer adds to
+ * the bell before it reads sleepers (both sequentially consistent), so a
+ * ringer that reads no sleeper rang before that waiter's FUTEX_WAIT
+ * compared, which then returns at once (shm_cm_wait()).
  */
-static inline void
-shm_bell_ring(uint32_t *bell)
+static inline bool
+shm_bell_add(struct shm_cm_ring *ring)
 {
-	__atomic_fetch_add(bell, 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&ring->bell, 1, __ATOMIC_SEQ_CST);
+	return __atomic_load_n(&ring->sleepers, __ATOMIC_SEQ_CST) != 0;
+}
+
+/* Harmless on a bell since freed: its segment stays mapped (detach). */
+static inline void
+shm_bell_wake(uint32_t *bell)
+{
 	syscall(SYS_futex, bell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+static inline void
+shm_bell_ring(struct shm_cm_ring *ring)
+{
+	if (shm_bell_add(ring))
+		shm_bell_wake(&ring->bell);
 }
 
 #endif /* SHM_INTERNAL_H */

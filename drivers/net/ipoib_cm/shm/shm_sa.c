@@ -74,7 +74,7 @@ shm_sa_post(struct shm_port *p, struct shm_sa_req *r)
 out:
 	pthread_mutex_unlock(&p->sa_lock);
 	if (ret == 0)
-		shm_bell_ring(&p->cm->bell);	/* a waiter recomputes its deadline */
+		shm_bell_ring(p->cm);	/* a waiter recomputes its deadline */
 	return ret;
 }
 
