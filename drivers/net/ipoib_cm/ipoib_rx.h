@@ -591,9 +591,12 @@ ipoib_rx_not_data(struct ipoib_rxq *rxq, struct ipoib_rx_ring *ring,
 		return false;
 	if (wc->status == IPOIB_WC_WR_FLUSH_ERR) {
 		IPOIB_STAT_INC(rxq->stats.flushed);
-		/* a connection's last: its teardown ends without a wait */
-		if (ipoib_rx_ring_drop_slot(ring, slot))
-			rxq->priv->ops->ctrl_wake(rxq->priv->hca);
+		/*
+		 * The control thread, in 1 ms rounds while a connection
+		 * drains, sees the last: a wake from here was a system call
+		 * on the lcore (and its core, when the thread shares it).
+		 */
+		ipoib_rx_ring_drop_slot(ring, slot);
 		return true;
 	}
 	IPOIB_STAT_INC(rxq->stats.drop_len);

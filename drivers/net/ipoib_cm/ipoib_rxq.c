@@ -53,7 +53,7 @@ ipoib_rx_ring_free(struct ipoib_mem *acct, struct ipoib_rx_ring *ring)
 	ring->bufs = NULL;
 }
 
-bool
+void
 ipoib_rx_ring_drop_slot(struct ipoib_rx_ring *ring, uint32_t slot)
 {
 	struct rte_mbuf **b = &ring->bufs[(size_t)slot * ring->segs];
@@ -64,7 +64,7 @@ ipoib_rx_ring_drop_slot(struct ipoib_rx_ring *ring, uint32_t slot)
 		b[j] = NULL;
 	}
 	/* the control thread waits for it to reach 0 */
-	return __atomic_fetch_sub(&ring->outstanding, 1, __ATOMIC_RELEASE) == 1;
+	__atomic_fetch_sub(&ring->outstanding, 1, __ATOMIC_RELEASE);
 }
 
 /* Once the HCA no longer writes to them, every buffer goes back. */

@@ -74,10 +74,10 @@ void ipoib_rx_ring_drain(struct ipoib_priv *priv, struct ipoib_hca_cq *cq,
 void ipoib_ud_release(struct ipoib_priv *priv, struct ipoib_hca_qp **qp,
 		      struct ipoib_ud *ud);
 /*
- * A completed slot: give its mbufs back to the pool, refill nothing. True
- * when it was the ring's last posted one (a teardown may end now).
+ * A completed slot: give its mbufs back to the pool, refill nothing; one
+ * fewer posted (ring->outstanding, which a teardown waits to reach 0).
  */
-bool ipoib_rx_ring_drop_slot(struct ipoib_rx_ring *ring, uint32_t slot);
+void ipoib_rx_ring_drop_slot(struct ipoib_rx_ring *ring, uint32_t slot);
 
 /* Receive queue life: setup at configure time, resources at start. */
 int ipoib_rxq_setup(struct rte_eth_dev *dev, uint16_t qid, uint16_t nb_desc,
