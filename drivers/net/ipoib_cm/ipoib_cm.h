@@ -275,6 +275,7 @@ struct ipoib_conn {
 	uint64_t since_ns;
 	uint64_t token;			/* RCU: when it stopped being used */
 	uint64_t drain_deadline_ns;
+	struct ipoib_conn *drain_next;	/* priv->draining */
 };
 
 /*
@@ -385,6 +386,7 @@ struct ipoib_priv {
 	uint64_t next_tick_ns;
 	uint32_t nr_spilled;		/* peers in SPILLED */
 	uint32_t nr_draining;		/* connections in DRAINING */
+	struct ipoib_conn *draining;	/* those, linked by drain_next */
 	struct ipoib_pool spare_pools[4];	/* idle, for the next conn */
 	uint32_t nr_spare_pools;
 	uint64_t spare_bytes;		/* their fabric memory */

@@ -245,6 +245,8 @@ ipoib_conn_close(struct ipoib_priv *priv, struct ipoib_conn *c,
 		ops->qp_modify(c->qp, IPOIB_QPS_ERR);
 	c->state = IPOIB_CONN_DRAINING;
 	priv->nr_draining++;
+	c->drain_next = priv->draining;
+	priv->draining = c;
 	c->token = rte_rcu_qsbr_start(priv->pt.qsbr);
 	c->drain_deadline_ns = ipoib_now_ns() + IPOIB_DRAIN_TIMEOUT_NS;
 }
@@ -671,17 +673,24 @@ ipoib_conn_handle_cm(struct ipoib_priv *priv, const struct ipoib_cm_event *ev)
 	}
 }
 
-void
+/*
+ * Destroy what has drained; true when nothing is left draining. A walk of
+ * the draining list, not of the table: the thread does it every round
+ * while a connection drains, and the table has 2 x max_conns slots.
+ */
+bool
 ipoib_conn_reap_drained(struct ipoib_priv *priv)
 {
-	uint32_t i;
+	struct ipoib_conn **pp = &priv->draining, *c;
 
-	for (i = 0; i < priv->nr_conns_max; i++) {
-		struct ipoib_conn *c = priv->conns[i];
-
-		if (c != NULL && c->state == IPOIB_CONN_DRAINING)
-			ipoib_conn_try_destroy(priv, c);
+	while ((c = *pp) != NULL) {
+		/* a destroyed slot's memory stays until a grace period */
+		if (ipoib_conn_try_destroy(priv, c))
+			*pp = c->drain_next;
+		else
+			pp = &c->drain_next;
 	}
+	return priv->draining == NULL;
 }
 
 int
@@ -722,23 +731,6 @@ ipoib_conn_disconnect_peer(struct ipoib_priv *priv, struct ipoib_peer *peer)
 		n++;
 	}
 	return n;
-}
-
-/* Destroy what has drained; true when no connection is left. */
-bool
-ipoib_conns_reap_all(struct ipoib_priv *priv)
-{
-	bool left = false;
-	uint32_t i;
-
-	for (i = 0; i < priv->nr_conns_max; i++) {
-		struct ipoib_conn *c = priv->conns[i];
-
-		if (c != NULL && c->state == IPOIB_CONN_DRAINING &&
-		    !ipoib_conn_try_destroy(priv, c))
-			left = true;
-	}
-	return !left;
 }
 
 /* A completion taken while stopped: its buffer is dropped. */

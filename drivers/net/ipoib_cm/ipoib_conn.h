@@ -48,14 +48,13 @@ bool ipoib_conn_room(struct ipoib_priv *priv, uint16_t *reason);
 /* Take a connection down (see ipoib_conn.c). */
 void ipoib_conn_close(struct ipoib_priv *priv, struct ipoib_conn *c,
 		      bool send_dreq, bool refused);
-/* Destroy the connections that drained. */
-void ipoib_conn_reap_drained(struct ipoib_priv *priv);
+/* Destroy the connections that drained; true when none is left draining. */
+bool ipoib_conn_reap_drained(struct ipoib_priv *priv);
 /* Every connection down; with a DREQ where one can still be sent. */
 void ipoib_conns_close_all(struct ipoib_priv *priv, bool send_dreq);
 /* Close a peer's connections (DREQ); how many. */
 int ipoib_conn_disconnect_peer(struct ipoib_priv *priv,
 			       struct ipoib_peer *peer);
-bool ipoib_conns_reap_all(struct ipoib_priv *priv);
 /* Stopped port: poll the queues' CQs for flushes ourselves. */
 void ipoib_conns_poll_stopped(struct ipoib_priv *priv);
 

@@ -187,7 +187,7 @@ ipoib_ctrl_stop(struct ipoib_priv *priv)
 	do {
 		ipoib_ctrl_round(priv);
 		ipoib_conns_poll_stopped(priv);
-	} while (!ipoib_conns_reap_all(priv) && ipoib_now_ns() < deadline);
+	} while (!ipoib_conn_reap_drained(priv) && ipoib_now_ns() < deadline);
 	ipoib_pools_spare_free(priv);
 	rte_ring_reset(priv->connect_req);
 }

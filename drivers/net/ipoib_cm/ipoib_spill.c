@@ -211,7 +211,7 @@ ipoib_conn_timers(struct ipoib_priv *priv, uint64_t now)
 		/* pools the application held, of any port: back yet? */
 		ipoib_reaper_reap();
 	}
-	/* a teardown ends as soon as it can: the table is a few KiB */
+	/* a teardown ends as soon as it can: a walk of those draining */
 	if (priv->nr_draining > 0)
 		ipoib_conn_reap_drained(priv);
 	/* the scans below are for a few tens of milliseconds at most */
