@@ -15,6 +15,8 @@ rounds (median/median, best/best). A round measures:
   - 1 and 2 queue pairs at 64 B (the same pair, --rxq/--txq 2);
   - round trips at 64 and 1500 B: dpdk-ipoibcm-bench ping against echo;
   - single-core memcpy of 64000 B blocks (dpdk-test-ipoibcm perf_memcpy);
+  - connection setups per second, one at a time and 16 at once, in both
+    receive modes (dpdk-test-ipoibcm perf_connect);
   - stock dpdk-test pmd_perf_autotest on two ports of each driver.
 
 Once per run, as it does not vary with the machine's load: instructions
@@ -44,7 +46,7 @@ sys.path.insert(0, os.path.join(TOP, "devtools"))
 sys.path.insert(0, os.path.join(TOP, "app/test-ipoibcm/blackbox"))
 
 from benchlib import (autotest, configs, icount, latency,  # noqa: E402
-                      memcpy, plot, profile, rates, report)
+                      memcpy, plot, profile, rates, report, setups)
 
 
 def parse_args():
@@ -96,9 +98,9 @@ class Run:
 
     def __init__(self, args):
         self.args = args
-        self.res = {"rates": {}, "memcpy": [], "mq": {}, "latency": {},
-                    "autotest": {}, "icount": {}, "profile": {},
-                    "errors": []}
+        self.res = {"rates": {}, "memcpy": [], "setups": [], "mq": {},
+                    "latency": {}, "autotest": {}, "icount": {},
+                    "profile": {}, "errors": []}
 
     def attempt(self, what, fn, *a):
         """fn(*a), or None with the failure kept for the report."""
@@ -174,6 +176,13 @@ def round_other(run, env, rnd):
     if r:
         print("  memcpy %s: %.2f Gbit/s" % (memcpy.BASELINE,
                                            r[memcpy.BASELINE]), flush=True)
+    r = run.attempt("perf_connect round %d" % rnd, setups.measure,
+                    run.args.build, env, run.eal,
+                    "bconn_%d_%d" % (os.getpid(), rnd))
+    run.res["setups"].append(r)
+    for key in (r or {}):
+        print("  setups %s: %.0f/s" % (setups.name(key), r[key]),
+              flush=True)
     if run.args.no_autotest:
         return
     for cfg in configs.CONFIGS:

@@ -5,6 +5,7 @@ issue 15 beside the measured figures.
 The input is what devtools/bench.py gathered, every figure per round:
   rates[cfg][size]     [{"mpps", "gbps", "bytes"} or None per round]
   memcpy               [{pattern: Gbit/s} or None per round]
+  setups               [{(srq, peers): setups/s} or None per round]
   mq[cfg][queues]      [{"mpps", "rxq", "txq"} or None per round]
   latency[cfg][size]   [{"median_us", "p99_us", ...} or None per round]
   autotest[cfg]        [{"cycles"} or {"unavailable"} per round]
@@ -13,7 +14,7 @@ The input is what devtools/bench.py gathered, every figure per round:
   profile[cfg]         {"sender": [rows], "receiver": [rows]}
 """
 
-from benchlib import configs
+from benchlib import configs, setups
 from benchlib.memcpy import BASELINE
 from benchlib.stats import (best, fmt, fmt_ratio, median, ratio, verdict)
 
@@ -77,6 +78,21 @@ def memcpy_rows(res):
             for p in pats]
     return table(["memcpy of 64000 B blocks, one core", "Gbit/s median",
                   "Gbit/s best"], rows)
+
+
+def setups_stats(res, key):
+    vals = [r.get(key) if r else None for r in res["setups"]]
+    return median(vals), best(vals), len([v for v in vals if v])
+
+
+def setups_rows(res):
+    rows = []
+    for key in setups.KEYS:
+        med, bst, n = setups_stats(res, key)
+        rows.append([setups.name(key), fmt(med, "%.0f"), fmt(bst, "%.0f"),
+                     str(n)])
+    return table(["Connection setups (perf_connect)", "per second median",
+                  "per second best", "rounds"], rows)
 
 
 def large_ratio(res, cfg):
@@ -225,6 +241,11 @@ def targets(res):
 
     if res["rates"]:
         rate_targets(res, add)
+    if res["setups"]:
+        med, bst, _ = setups_stats(res, setups.TARGET)
+        for what, v in (("median", med), ("best", bst)):
+            add("%s, setups per second, %s of rounds" %
+                (setups.name(setups.TARGET), what), v, 10000, spec="%.0f")
     if res["icount"]:
         for cfg in configs.IPOIB:
             for size in configs.SMALL:
@@ -267,6 +288,10 @@ def render(res, meta):
                   "ratios from the same rounds):", ""] + rate_rows(res)
     if res["memcpy"]:
         lines += memcpy_rows(res)
+    if res["setups"]:
+        lines += ["Connection setups (dpdk-test-ipoibcm perf_connect, one "
+                  "process; each round's figure is the median of five "
+                  "1-second windows):", ""] + setups_rows(res)
     if res["icount"]:
         lines += ["Instructions per packet inside the bursts (callgrind, "
                   "%s; one process, bursts of 32):" % meta["valgrind"], ""]
