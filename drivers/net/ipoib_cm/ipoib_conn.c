@@ -508,9 +508,6 @@ ipoib_conn_buffers(struct ipoib_priv *priv, struct ipoib_conn *c,
 				    SOCKET_ID_ANY);
 	if (c->pool == NULL)
 		return -ENOMEM;
-	/* a teardown that has just drained gives its pool back first */
-	if (priv->nr_spare_pools == 0 && priv->nr_draining > 0)
-		ipoib_conn_reap_drained(priv);
 	if (!ipoib_pools_take(priv, c->pool, n, room)) {
 		ipoib_pools_spare_free(priv);	/* another geometry */
 		ret = ipoib_pool_create(priv, c->pool, "conn", "c", n, room);
@@ -593,6 +590,13 @@ ipoib_conn_req(struct ipoib_priv *priv, const struct ipoib_cm_event *ev)
 		ipoib_conn_reject(priv, ev, IPOIB_REJ_NO_QP);
 		return;
 	}
+	/*
+	 * Teardowns that have drained give back their slot, budget and pool
+	 * first: the lcores do not wake this thread for them, and its next
+	 * round may be a millisecond away.
+	 */
+	if (priv->nr_draining > 0)
+		ipoib_conn_reap_drained(priv);
 	/* no room: the peer is told to send to us over UD (ipoib_adv.c) */
 	if (!ipoib_conn_room(priv, &reason)) {
 		ipoib_conn_reject(priv, ev, reason);
