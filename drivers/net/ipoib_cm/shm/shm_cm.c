@@ -515,7 +515,10 @@ shm_cm_poll(struct shm_port *p, struct shm_cm_event *ev, int n)
 /*
  * The bell is read before the mailbox: a message posted after the read
  * changed the bell, and FUTEX_WAIT returns at once. A message held back
- * by fault injection (deliver_ns) shortens the sleep to its time.
+ * by fault injection (deliver_ns) shortens the sleep to its time. A ring
+ * that came during the caller's last round, after the bell was last read
+ * (a connection request the round had already looked for), changed it
+ * from bell_seen: no sleep then, the caller looks again.
  */
 void
 shm_cm_wait(struct shm_port *p, uint64_t timeout_ns)
@@ -528,6 +531,10 @@ shm_cm_wait(struct shm_port *p, uint64_t timeout_ns)
 	uint64_t sa_due = __atomic_load_n(&p->sa_due_ns, __ATOMIC_RELAXED);
 	struct timespec ts;
 
+	if (bell != p->bell_seen) {
+		p->bell_seen = bell;
+		return;
+	}
 	now = ipoib_now_ns();
 	if (sa_due != UINT64_MAX) {
 		if (sa_due <= now)
@@ -546,6 +553,7 @@ shm_cm_wait(struct shm_port *p, uint64_t timeout_ns)
 	__atomic_fetch_add(&ring->sleepers, 1, __ATOMIC_SEQ_CST);
 	syscall(SYS_futex, &ring->bell, FUTEX_WAIT, bell, &ts, NULL, 0);
 	__atomic_fetch_sub(&ring->sleepers, 1, __ATOMIC_RELAXED);
+	p->bell_seen = __atomic_load_n(&ring->bell, __ATOMIC_SEQ_CST);
 }
 
 void

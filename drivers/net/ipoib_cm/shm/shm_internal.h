@@ -392,6 +392,7 @@ struct shm_port {
 	uint32_t index;
 	struct shm_port_ent *ent;
 	struct shm_cm_ring *cm;
+	uint32_t bell_seen;	/* cm->bell, read before the last round */
 	/* async events raised in this process, for this port */
 	struct shm_async_event evq[SHM_EVQ_LEN];
 	unsigned int ev_head, ev_tail;
