@@ -4,7 +4,8 @@
  * The control thread's sleep: shm_cm_wait() returns when a CM message
  * comes (from another process: the doorbell is a futex in shared memory),
  * when shm_cm_wake() is called, and when a message held back by cm_delay_ms
- * falls due. Each wait is given twice T_TIMEOUT: a wake-up that does not
+ * falls due, and at once when the bell rang since the last wait read it.
+ * Each wait is given twice T_TIMEOUT: a wake-up that does not
  * come shows as a test that does not end in T_TIMEOUT. The waker first sees
  * the sleeper inside FUTEX_WAIT (/proc/<tid>/syscall), so what is tested
  * is the wake-up, not a message that was there before the wait.
@@ -188,6 +189,45 @@ out:
 }
 REGISTER_TEST(cm_wake_call, test_cm_wake_call,
 	"CM wait: shm_cm_wake() from another thread ends the sleep")
+
+/*
+ * A ring that came after the last wait read the bell (a connection
+ * request enqueued while the control thread's round ran, after the round
+ * had looked for one) ends the next wait at once, though nobody slept
+ * when it rang.
+ */
+static int
+test_cm_wait_rung_before(void)
+{
+	struct sleeper s = { NULL, 0, 0 };
+	bool started = false;
+	double deadline;
+	pthread_t th;
+	char fab[32];
+	struct ep a;
+
+	memset(&a, 0, sizeof(a));
+	fabric_name(fab, sizeof(fab), "cm_wait_rung");
+	CHECK(ep_open(&a, fab, &wait_conf_a) == 0);
+	s.port = a.port;
+	shm_cm_wait(a.port, 1000000);	/* a round starts after this */
+	shm_cm_wake(a.port);		/* rung during the round */
+	CHECK(pthread_create(&th, NULL, sleeper_main, &s) == 0);
+	started = true;
+	deadline = test_now_ms() + T_TIMEOUT;
+	while (!__atomic_load_n(&s.done, __ATOMIC_ACQUIRE) &&
+	       test_now_ms() < deadline)
+		sched_yield();
+	CHECK(__atomic_load_n(&s.done, __ATOMIC_ACQUIRE),
+	      "the wait slept through a ring it had not looked at");
+out:
+	if (started)
+		pthread_join(th, NULL);	/* WAIT_LONG_NS at most */
+	ep_close(&a);
+	return ft_end(fab);
+}
+REGISTER_TEST(cm_wait_rung_before, test_cm_wait_rung_before,
+	"CM wait: a ring since the last look ends the next wait at once")
 
 static int
 test_cm_wait_delay(void)
