@@ -8,9 +8,9 @@ number of peers at once, the median of five 1-second windows; one run of
 it is one round's figure.
 """
 
-import os
 import re
-import subprocess
+
+from benchlib import testapp
 
 CONNECT_S = 300		# a hang guard
 KEYS = [("on", 1), ("on", 16), ("off", 1), ("off", 16)]
@@ -24,15 +24,11 @@ def name(key):
 
 def measure(build, env, eal_args, prefix):
     """{(srq, peers): median setups/s}."""
-    exe = os.path.join(build, "app/test-ipoibcm/dpdk-test-ipoibcm")
-    p = subprocess.run([exe] + list(eal_args) +
-                       ["--no-shconf", "--file-prefix=" + prefix, "--",
-                        "perf_connect"], capture_output=True, text=True,
-                       env=env, timeout=CONNECT_S)
+    p = testapp.run(build, env, eal_args, prefix, "perf_connect",
+                    CONNECT_S)
     res = {(srq, int(n)): float(v) for srq, n, v in re.findall(
         r"srq=(on|off)\s+(\d+) peer\(s\) at once: median (\d+) setups/s",
         p.stdout)}
     if p.returncode != 0 or set(res) != set(KEYS):
-        raise RuntimeError("perf_connect failed (%d):\n%s" %
-                           (p.returncode, (p.stdout + p.stderr)[-2000:]))
+        raise testapp.failed("perf_connect", p)
     return res
