@@ -151,6 +151,18 @@ sleeper_main(void *arg)
 	return NULL;
 }
 
+/* Whether the sleeper's wait ended, given T_TIMEOUT to. */
+static bool
+sleeper_ended(struct sleeper *s)
+{
+	double deadline = test_now_ms() + T_TIMEOUT;
+
+	while (!__atomic_load_n(&s->done, __ATOMIC_ACQUIRE) &&
+	       test_now_ms() < deadline)
+		sched_yield();
+	return __atomic_load_n(&s->done, __ATOMIC_ACQUIRE);
+}
+
 static int
 test_cm_wake_call(void)
 {
@@ -174,12 +186,7 @@ test_cm_wake_call(void)
 	CHECK(in_futex_wait(getpid(), s.tid) == 0);
 	t0 = test_now_ms();
 	shm_cm_wake(a.port);
-	deadline = t0 + T_TIMEOUT;
-	while (!__atomic_load_n(&s.done, __ATOMIC_ACQUIRE) &&
-	       test_now_ms() < deadline)
-		sched_yield();
-	CHECK(__atomic_load_n(&s.done, __ATOMIC_ACQUIRE),
-	      "one wake and the sleeper still sleeps");
+	CHECK(sleeper_ended(&s), "one wake and the sleeper still sleeps");
 	ft_note("woken %.2f ms after the wake", test_now_ms() - t0);
 out:
 	if (started)
@@ -201,7 +208,6 @@ test_cm_wait_rung_before(void)
 {
 	struct sleeper s = { NULL, 0, 0 };
 	bool started = false;
-	double deadline;
 	pthread_t th;
 	char fab[32];
 	struct ep a;
@@ -214,11 +220,7 @@ test_cm_wait_rung_before(void)
 	shm_cm_wake(a.port);		/* rung during the round */
 	CHECK(pthread_create(&th, NULL, sleeper_main, &s) == 0);
 	started = true;
-	deadline = test_now_ms() + T_TIMEOUT;
-	while (!__atomic_load_n(&s.done, __ATOMIC_ACQUIRE) &&
-	       test_now_ms() < deadline)
-		sched_yield();
-	CHECK(__atomic_load_n(&s.done, __ATOMIC_ACQUIRE),
+	CHECK(sleeper_ended(&s),
 	      "the wait slept through a ring it had not looked at");
 out:
 	if (started)
