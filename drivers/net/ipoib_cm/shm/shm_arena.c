@@ -158,17 +158,17 @@ int
 shm_arena_alloc(struct shm_fabric *f, size_t len, bool commit, uint64_t *off)
 {
 	uint64_t need = shm_alloc_size(len), o = 0;
+	bool large = len >= SHM_ARENA_LARGE;
 	uint32_t seg;
 	int ret = 0;
 
 	pthread_mutex_lock(&f->lock);
 	for (seg = 0; seg < f->nr_segs; seg++)
-		if (shm_seg_alloc(&f->segs[seg], need, len >= SHM_ARENA_LARGE, &o))
+		if (shm_seg_alloc(&f->segs[seg], need, large, &o))
 			break;
 	if (seg == f->nr_segs) {
 		ret = shm_seg_create(f, need + 4096);
-		if (ret == 0 && !shm_seg_alloc(&f->segs[seg], need,
-					       len >= SHM_ARENA_LARGE, &o))
+		if (ret == 0 && !shm_seg_alloc(&f->segs[seg], need, large, &o))
 			ret = -ENOMEM;
 	}
 	if (ret == 0)
