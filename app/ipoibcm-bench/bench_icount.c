@@ -12,6 +12,15 @@
  * valgrind) and this line printed, from which devtools/bench.py divides:
  *
  *   icount size=S packets=N tx_calls=T rx_calls=R rx_empty=E lost=L
+ *          tx_cycles=C rx_cycles=C rx_empty_cycles=C
+ *
+ * The cycles (TSC, rte_rdtsc() around each call, its own cost included)
+ * are what the same bursts take when run natively, in one thread: the
+ * tx calls, the rx calls that received, the rx calls that found nothing.
+ * Under valgrind they mean nothing. Last, natively only, IDLE_POLLS
+ * polls of each port with nothing to receive, and what each took:
+ *
+ *   idle polls=N rx0_cycles=C rx1_cycles=C
  */
 
 #include <errno.h>
@@ -28,6 +37,7 @@
 #define RX_PORT		1
 /* Empty polls in a row after which the frames still out count as lost. */
 #define LOST_POLLS	1000000
+#define IDLE_POLLS	1000000
 
 /*
  * The measured calls: out of line, not cloned, so callgrind finds them
@@ -71,6 +81,7 @@ plain_rx(uint16_t port, struct rte_mbuf **pkts, uint16_t n)
 
 struct icount_run {
 	uint64_t packets, tx_calls, rx_calls, rx_empty, lost;
+	uint64_t tx_cycles, rx_cycles, rx_empty_cycles;
 };
 
 /* One burst out and back; the counts of calls go into run. */
@@ -81,7 +92,7 @@ icount_burst(struct rte_mempool *mp, const struct rte_ether_addr *dst,
 {
 	struct rte_mbuf *pkts[BENCH_BURST], *rx_pkts[BENCH_BURST];
 	uint16_t sent = 0, got = 0, i, n;
-	uint64_t empty = 0;
+	uint64_t empty = 0, t0, t1;
 
 	for (i = 0; i < BENCH_BURST; i++) {
 		pkts[i] = bench_frame(mp, dst, src, size, run->packets + i);
@@ -98,11 +109,19 @@ icount_burst(struct rte_mempool *mp, const struct rte_ether_addr *dst,
 	 */
 	while ((sent < BENCH_BURST || got < sent) && empty < LOST_POLLS) {
 		if (sent < BENCH_BURST) {
+			t0 = rte_rdtsc();
 			n = tx(TX_PORT, pkts + sent, BENCH_BURST - sent);
+			run->tx_cycles += rte_rdtsc() - t0;
 			run->tx_calls++;
 			sent += n;
 		}
+		t0 = rte_rdtsc();
 		n = rx(RX_PORT, rx_pkts, BENCH_BURST);
+		t1 = rte_rdtsc();
+		if (n == 0)
+			run->rx_empty_cycles += t1 - t0;
+		else
+			run->rx_cycles += t1 - t0;
 		run->rx_calls++;
 		run->rx_empty += n == 0;
 		empty = n == 0 ? empty + 1 : 0;
@@ -166,8 +185,10 @@ icount_sizes(struct rte_mempool *mp, const struct rte_ether_addr *dst,
 		CALLGRIND_DUMP_STATS_AT(what);
 		printf("icount size=%u packets=%" PRIu64 " tx_calls=%" PRIu64
 		       " rx_calls=%" PRIu64 " rx_empty=%" PRIu64 " lost=%"
-		       PRIu64, cfg->sizes[s], run.packets, run.tx_calls,
-		       run.rx_calls, run.rx_empty, run.lost);
+		       PRIu64 " tx_cycles=%" PRIu64 " rx_cycles=%" PRIu64
+		       " rx_empty_cycles=%" PRIu64, cfg->sizes[s], run.packets,
+		       run.tx_calls, run.rx_calls, run.rx_empty, run.lost,
+		       run.tx_cycles, run.rx_cycles, run.rx_empty_cycles);
 		if (rc)
 			printf(" rc_packets=%" PRIu64,
 			       bench_xstat(RX_PORT, rc_id) - rc0);
@@ -175,6 +196,29 @@ icount_sizes(struct rte_mempool *mp, const struct rte_ether_addr *dst,
 		fflush(stdout);
 	}
 	return 0;
+}
+
+/* The cycles of a poll that finds nothing, on each port (not counted). */
+static void
+icount_idle(void)
+{
+	struct rte_mbuf *pkts[BENCH_BURST];
+	uint64_t cycles[2] = { 0, 0 }, t0;
+	uint16_t port, n;
+	unsigned int i;
+
+	if (RUNNING_ON_VALGRIND)
+		return;
+	for (port = 0; port < 2; port++) {
+		t0 = rte_rdtsc();
+		for (i = 0; i < IDLE_POLLS; i++) {
+			n = plain_rx(port, pkts, BENCH_BURST);
+			rte_pktmbuf_free_bulk(pkts, n);
+		}
+		cycles[port] = rte_rdtsc() - t0;
+	}
+	printf("idle polls=%u rx0_cycles=%" PRIu64 " rx1_cycles=%" PRIu64
+	       "\n", IDLE_POLLS, cycles[0], cycles[1]);
 }
 
 int
@@ -203,6 +247,8 @@ bench_icount(const struct bench_cfg *cfg)
 	ret = icount_warmup(mp, &dst, &src, cfg);
 	if (ret == 0)
 		ret = icount_sizes(mp, &dst, &src, cfg);
+	if (ret == 0)
+		icount_idle();
 close_tx:
 	bench_port_close(TX_PORT);
 close_rx:
