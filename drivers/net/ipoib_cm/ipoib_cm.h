@@ -99,25 +99,6 @@ ipoib_stats_load(uint64_t *dst, const uint64_t *src, size_t n)
 			 sizeof(*(src)) / sizeof(uint64_t))
 
 /*
- * A queue is used by one thread at a time, but not always the same one:
- * an lcore's bursts, then the main lcore flushing it (testpmd does) or
- * stopping the port. EAL orders those uses in code ThreadSanitizer does
- * not see; an acquire when a use starts and a release when it ends
- * (plain moves on x86) state that order where it does.
- */
-static __rte_always_inline void
-ipoib_queue_enter(const uint32_t *handoff)
-{
-	(void)__atomic_load_n(handoff, __ATOMIC_ACQUIRE);
-}
-
-static __rte_always_inline void
-ipoib_queue_leave(uint32_t *handoff)
-{
-	__atomic_store_n(handoff, 1, __ATOMIC_RELEASE);
-}
-
-/*
  * An object handed through an rte_ring to another thread: the ring's
  * barriers order the producer's writes before the consumer's reads, which
  * ThreadSanitizer does not model. A release (an RMW: several producers)
@@ -181,8 +162,7 @@ struct ipoib_rxq {
 	struct rte_ring *loopback;	/* queue 0: ICMP errors made by tx */
 	uint16_t port_id;
 	uint16_t queue_id;
-	uint32_t qsbr_id;
-	uint32_t handoff;		/* ipoib_queue_enter() */
+	struct ipoib_rcu_reader rcu;	/* ipoib_rcu.h */
 	uint8_t stopped;		/* rx_queue_stop(): bursts return 0 */
 	uint8_t deferred;		/* not started by dev_start */
 	/* the last UD source, to skip a hash lookup for a busy sender */
@@ -237,8 +217,7 @@ struct ipoib_txq {
 	uint16_t queue_id;
 	uint8_t stopped;		/* tx_queue_stop(): bursts return 0 */
 	uint8_t deferred;		/* not started by dev_start */
-	uint32_t qsbr_id;
-	uint32_t handoff;		/* ipoib_queue_enter() */
+	struct ipoib_rcu_reader rcu;	/* ipoib_rcu.h */
 	uint32_t ud_qkey;		/* remote Q_Key of UD sends: priv->qkey */
 	/* its counters of each peer (ipoib_peer_ctr_at()): on RC, on UD */
 	struct ipoib_peer_ctr *const *peer_rc;
@@ -491,12 +470,12 @@ ipoib_queues_enter(const struct rte_eth_dev_data *d)
 
 	for (q = 0; q < d->nb_rx_queues; q++)
 		if (d->rx_queues[q] != NULL)
-			ipoib_queue_enter(&((const struct ipoib_rxq *)
-					    d->rx_queues[q])->handoff);
+			ipoib_rcu_handoff(&((const struct ipoib_rxq *)
+					    d->rx_queues[q])->rcu);
 	for (q = 0; q < d->nb_tx_queues; q++)
 		if (d->tx_queues[q] != NULL)
-			ipoib_queue_enter(&((const struct ipoib_txq *)
-					    d->tx_queues[q])->handoff);
+			ipoib_rcu_handoff(&((const struct ipoib_txq *)
+					    d->tx_queues[q])->rcu);
 }
 
 #endif /* IPOIB_CM_H */

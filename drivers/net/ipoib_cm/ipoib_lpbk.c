@@ -106,7 +106,7 @@ ipoib_lpbk_send(struct ipoib_txq *txq, struct rte_mbuf **pkts, uint16_t n)
 	return n;
 }
 
-/* ARP and ND rewriting reads the peer table: online for its RCU. */
+/* ARP and ND rewriting reads the peer table: a reader of its RCU. */
 uint16_t
 ipoib_tx_burst_lpbk(void *q, struct rte_mbuf **pkts, uint16_t n)
 {
@@ -116,10 +116,8 @@ ipoib_tx_burst_lpbk(void *q, struct rte_mbuf **pkts, uint16_t n)
 
 	if (unlikely(__atomic_load_n(&txq->stopped, __ATOMIC_RELAXED)))
 		return 0;
-	ipoib_queue_enter(&txq->handoff);
-	rte_rcu_qsbr_thread_online(qsbr, txq->qsbr_id);
+	ipoib_rcu_enter(qsbr, &txq->rcu);
 	done = ipoib_lpbk_send(txq, pkts, n);
-	rte_rcu_qsbr_thread_offline(qsbr, txq->qsbr_id);
-	ipoib_queue_leave(&txq->handoff);
+	ipoib_rcu_leave(qsbr, &txq->rcu);
 	return done;
 }

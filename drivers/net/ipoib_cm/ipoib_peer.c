@@ -6,10 +6,9 @@
  * Readers are the rx and tx bursts, lock-free (ipoib_peer_hash.h);
  * writers (learning on any lcore, removal on the control thread) take
  * learn_lock. Peers are allocated a chunk at a time as they are learned
- * (an lcore that learns the first peer of a chunk allocates it). Removed peers are reused after an RCU grace
- * period: a queue is online (rte_rcu_qsbr_thread_online()) only inside
- * its bursts, so the period ends once every burst that was running when
- * the peer was removed has left.
+ * (an lcore that learns the first peer of a chunk allocates it). Removed
+ * peers are reused after an RCU grace period (ipoib_rcu.h): it ends once
+ * every burst that was running when the peer was removed has left.
  */
 
 #include <errno.h>
@@ -126,6 +125,7 @@ ipoib_peers_init(struct ipoib_priv *priv, const char *name)
 		goto fail;
 	if (rte_rcu_qsbr_init(pt->qsbr, IPOIB_QSBR_THREADS) != 0)
 		goto fail;
+	ipoib_rcu_init(&pt->rcu);
 	snprintf(nm, sizeof(nm), "ipr_%u", priv->eth_dev->data->port_id);
 	pt->resolve = ipoib_ring_create(&priv->acct, IPOIB_MEM_RINGS, nm,
 					sizeof(void *), IPOIB_RESOLVE_RING,
@@ -750,20 +750,6 @@ ipoib_peer_forget(struct ipoib_priv *priv, struct ipoib_peer *peer)
 	/* the grace queue: in the peer itself, nothing allocated */
 	peer->grace_token = rte_rcu_qsbr_start(pt->qsbr);
 	ipoib_peer_fifo_push(pt, &pt->grace, peer->index);
-}
-
-bool
-ipoib_grace_passed(struct ipoib_priv *priv, uint64_t token)
-{
-	if (rte_rcu_qsbr_check(priv->pt.qsbr, token, false) != 1)
-		return false;
-	/*
-	 * The RCU orders the bursts' reads before this with fences, which
-	 * ThreadSanitizer does not model: acquire what each queue released
-	 * when its last burst left, which says the same where it looks.
-	 */
-	ipoib_queues_enter(priv->eth_dev->data);
-	return true;
 }
 
 static bool

@@ -15,6 +15,7 @@
 
 #include "ipoib_hca.h"
 #include "ipoib_peer_hash.h"
+#include "ipoib_rcu.h"
 #include "ipoib_wire.h"
 
 /* the peer table holds at most this many peers, allocated as learned */
@@ -164,6 +165,7 @@ struct ipoib_peers {
 	struct rte_ring *resolve;
 	uint8_t resolve_lost;		/* the ring was full: scan the table */
 	struct rte_rcu_qsbr *qsbr;
+	struct ipoib_rcu rcu;		/* its grace periods (ipoib_rcu.c) */
 	/* writers; a mutex, which ThreadSanitizer sees (rte_spinlock: asm) */
 	pthread_mutex_t learn_lock;
 	/* removed peers in grace, oldest first (control thread) */
@@ -249,11 +251,6 @@ struct ipoib_hca_ah *ipoib_peer_ah(struct ipoib_priv *priv,
  * True if there was any.
  */
 bool ipoib_peers_resolve(struct ipoib_priv *priv);
-/*
- * Control thread: every burst that was running when token was taken has
- * left (rte_rcu_qsbr_check()), so what it could see may be freed.
- */
-bool ipoib_grace_passed(struct ipoib_priv *priv, uint64_t token);
 void ipoib_peers_reclaim(struct ipoib_priv *priv);
 /*
  * Any thread: no index the table replaced waits for its grace period

@@ -725,9 +725,10 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 }
 
 /*
- * The queue reads connections and peers only inside a burst: it is online
- * for the RCU of the control thread just that long, so a queue nobody
- * polls never holds a teardown back.
+ * The queue reads connections and peers only inside a burst, which
+ * reports a quiescent state to the control thread's RCU as it leaves; a
+ * queue nobody polls any more is found idle (ipoib_rcu.h), so it never
+ * holds a teardown back.
  *
  * A torn-down connection's posted buffers come back as flush completions,
  * a ring's worth at once, which give the application nothing: a burst
@@ -749,16 +750,14 @@ ipoib_rx_burst_tmpl(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 	/* rte_eth_dev_rx_queue_stop(): what arrives waits */
 	if (unlikely(__atomic_load_n(&rxq->stopped, __ATOMIC_RELAXED)))
 		return 0;
-	ipoib_queue_enter(&rxq->handoff);
-	rte_rcu_qsbr_thread_online(qsbr, rxq->qsbr_id);
+	ipoib_rcu_enter(qsbr, &rxq->rcu);
 	nb = ipoib_rx_burst_poll(rxq, pkts, n, srq);
 	while (unlikely(rxq->stats.flushed != flushed) && nb < n &&
 	       polls++ < IPOIB_RX_FLUSH_POLLS) {
 		flushed = rxq->stats.flushed;
 		nb += ipoib_rx_burst_poll(rxq, pkts + nb, n - nb, srq);
 	}
-	rte_rcu_qsbr_thread_offline(qsbr, rxq->qsbr_id);
-	ipoib_queue_leave(&rxq->handoff);
+	ipoib_rcu_leave(qsbr, &rxq->rcu);
 	return nb;
 }
 

@@ -258,7 +258,7 @@ ipoib_rxq_setup(struct rte_eth_dev *dev, uint16_t qid, uint16_t nb_desc,
 	rxq->nb_desc = nb_desc;
 	rxq->queue_id = qid;
 	rxq->port_id = dev->data->port_id;
-	rxq->qsbr_id = qid;
+	rxq->rcu.id = qid;
 	dev->data->rx_queues[qid] = rxq;
 	return 0;
 }

@@ -124,8 +124,6 @@ ipoib_start_queues(struct rte_eth_dev *dev, struct ipoib_priv *priv)
 		ret = ipoib_rxq_start(priv, data->rx_queues[q]);
 		if (ret < 0)
 			goto fail;
-		/* online inside its bursts only */
-		rte_rcu_qsbr_thread_register(priv->pt.qsbr, q);
 	}
 	rxq0->ud_cq = priv->ud.cq;
 	rxq0->ud_qp = priv->ud_qp;
@@ -145,7 +143,6 @@ ipoib_start_queues(struct rte_eth_dev *dev, struct ipoib_priv *priv)
 		txq->last_peer = NULL;
 		txq->peer_rc = priv->pt.ctr[IPOIB_PEER_CTR_TX_RC][q];
 		txq->peer_ud = priv->pt.ctr[IPOIB_PEER_CTR_TX_UD][q];
-		rte_rcu_qsbr_thread_register(priv->pt.qsbr, txq->qsbr_id);
 	}
 	ret = ipoib_tx_held_start(priv);
 	if (ret < 0) {
@@ -153,6 +150,7 @@ ipoib_start_queues(struct rte_eth_dev *dev, struct ipoib_priv *priv)
 		q = data->nb_rx_queues;
 		goto fail;
 	}
+	ipoib_rcu_readers_start(priv, data);
 	return 0;
 fail:
 	while (q-- > 0)
@@ -274,6 +272,7 @@ ipoib_dev_stop(struct rte_eth_dev *dev)
 	ipoib_set_stopped_bursts(dev);
 	/* no burst runs any more: nothing holds peers or connections */
 	ipoib_queues_enter(dev->data);
+	ipoib_rcu_readers_stop(priv, dev->data);
 	ipoib_lpbk_stop(dev);
 	for (q = 0; q < dev->data->nb_tx_queues; q++)
 		dev->data->tx_queue_state[q] = RTE_ETH_QUEUE_STATE_STOPPED;

@@ -650,7 +650,7 @@ out:
 	return consumed;
 }
 
-/* Online for the control thread's RCU only while reading peers. */
+/* Reads peers: a reader of the control thread's RCU (ipoib_rcu.h). */
 uint16_t
 ipoib_tx_burst(void *q, struct rte_mbuf **pkts, uint16_t n)
 {
@@ -661,11 +661,9 @@ ipoib_tx_burst(void *q, struct rte_mbuf **pkts, uint16_t n)
 	/* rte_eth_dev_tx_queue_stop(): the frames stay with the caller */
 	if (unlikely(__atomic_load_n(&txq->stopped, __ATOMIC_RELAXED)))
 		return 0;
-	ipoib_queue_enter(&txq->handoff);
-	rte_rcu_qsbr_thread_online(qsbr, txq->qsbr_id);
+	ipoib_rcu_enter(qsbr, &txq->rcu);
 	sent = ipoib_tx_send(txq, pkts, n);
-	rte_rcu_qsbr_thread_offline(qsbr, txq->qsbr_id);
-	ipoib_queue_leave(&txq->handoff);
+	ipoib_rcu_leave(qsbr, &txq->rcu);
 	return sent;
 }
 
@@ -709,7 +707,7 @@ ipoib_txq_new(struct ipoib_priv *priv, uint16_t qid, int socket)
 	}
 	txq->priv = priv;
 	txq->queue_id = qid;
-	txq->qsbr_id = IPOIB_MAX_QUEUES + qid;
+	txq->rcu.id = IPOIB_MAX_QUEUES + qid;
 	return txq;
 }
 

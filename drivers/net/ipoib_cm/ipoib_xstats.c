@@ -134,6 +134,7 @@ static const char *const ipoib_gauge_names[] = {
 	"mem_app_held_bytes",
 	"mem_heap_bytes",
 	"mem_hca_bytes",
+	"rcu_idle_scans",
 };
 
 #define NB_RXQ		RTE_DIM(ipoib_rxq_xstats)
@@ -299,6 +300,7 @@ ipoib_gauge_values(struct ipoib_priv *priv, const struct ipoib_hca_stats *hs,
 		v[16] = 0;
 	v[17] = ipoib_mem_heap_total(&priv->acct);
 	v[18] = hs->mem_bytes;
+	v[19] = __atomic_load_n(&priv->pt.rcu.scans, __ATOMIC_RELAXED);
 }
 
 /* Every xstat; the gauges (a scan of the peer table) only if asked. */
@@ -337,7 +339,7 @@ ipoib_xstats_fill(struct rte_eth_dev *dev, struct rte_eth_xstat *xs,
 		xs[k++].value = priv->cstats.rej_rcvd[r] -
 				priv->cstats_base.rej_rcvd[r];
 	}
-	RTE_BUILD_BUG_ON(RTE_DIM(v) != 19);
+	RTE_BUILD_BUG_ON(RTE_DIM(v) != 20);
 	RTE_VERIFY(k == IPOIB_XSTAT_GAUGE0);
 	if (gauges)
 		ipoib_gauge_values(priv, &hs, v);
