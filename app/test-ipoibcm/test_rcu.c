@@ -13,6 +13,7 @@
 
 #include <rte_ethdev.h>
 
+#include "ipoib_cm.h"
 #include "test.h"
 #include "test_net.h"
 #include "test_util.h"
@@ -27,22 +28,39 @@ membarrier_usable(void)
 }
 
 /*
- * A connects to B (both queues of both ports have had bursts, so they
- * are online), then nobody calls a burst again: A disconnects, and both
- * teardowns end (every connection slot free) without another poll. The
- * teardowns' grace periods ended by finding the queues idle, which
- * rcu_idle_scans counts; without membarrier() the queues went offline
- * after each burst instead, and nothing is scanned.
+ * As a process where membarrier() is refused: the port's queues go
+ * offline after every burst (ipoib_rcu_init() found no membarrier).
  */
 static int
-test_rcu_idle_queues(void)
+restart_without_membarrier(uint16_t port)
 {
-	uint64_t scans[2];
+	struct ipoib_priv *priv = rte_eth_devices[port].data->dev_private;
+
+	TEST_ASSERT(rte_eth_dev_stop(port) == 0, "port %u stopped", port);
+	priv->pt.rcu.membarrier = false;
+	TEST_ASSERT(rte_eth_dev_start(port) == 0, "port %u started", port);
+	return 0;
+}
+
+/*
+ * A connects to B (both queues of both ports have had bursts), then
+ * nobody calls a burst again: A disconnects, and both teardowns end
+ * (every connection slot free) without another poll. With membarrier()
+ * the queues stayed online and the grace periods ended by finding them
+ * idle, which rcu_idle_scans counts; without it they went offline after
+ * each burst, and nothing is scanned.
+ */
+static int
+rcu_idle_run(const char *fabric, bool fallback)
+{
+	bool scanning = membarrier_usable() && !fallback;
 	struct test_net net;
-	bool usable = membarrier_usable();
+	uint64_t scans[2];
 	unsigned int i;
 
-	TEST_RUN(test_net_open(&net, "t_rcu_idle", "", "", 1));
+	TEST_RUN(test_net_open(&net, fabric, "", "", 1));
+	for (i = 0; fallback && i < 2; i++)
+		TEST_RUN(restart_without_membarrier(net.port[i]));
 	TEST_RUN(test_net_connect(&net, 1, 0, 0));
 	for (i = 0; i < 2; i++)
 		scans[i] = test_xstat(net.port[i], "rcu_idle_scans");
@@ -55,7 +73,7 @@ test_rcu_idle_queues(void)
 					    TEST_HANG_MS),
 			    "port %u: the teardown ended with no burst called",
 			    i);
-	if (usable)
+	if (scanning)
 		TEST_ASSERT(test_xstat(net.port[0], "rcu_idle_scans") >
 			    scans[0],
 			    "A's grace period ended by finding its queues idle");
@@ -67,5 +85,19 @@ test_rcu_idle_queues(void)
 	test_net_close(&net);
 	return 0;
 }
+
+static int
+test_rcu_idle_queues(void)
+{
+	return rcu_idle_run("t_rcu_idle", false);
+}
 REGISTER_TEST(rcu_idle_queues, test_rcu_idle_queues,
 	      "queues nobody polls any more hold no teardown back");
+
+static int
+test_rcu_no_membarrier(void)
+{
+	return rcu_idle_run("t_rcu_nomb", true);
+}
+REGISTER_TEST(rcu_no_membarrier, test_rcu_no_membarrier,
+	      "without membarrier(): queues offline after each burst");
