@@ -92,6 +92,7 @@ def main():
             idle.setdefault(label, []).append(out["idle"])
             print("round %d %-16s idle poll %6.1f" %
                   (rnd, label, out["idle"]), flush=True)
+    ab.cleanup_runtime("cab")
     print("\nper configuration, %d rounds: cycles per packet, median "
           "(best):" % args.rounds)
     for (label, size), vs in sorted(res.items()):

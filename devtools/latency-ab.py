@@ -50,6 +50,7 @@ def main():
                 print("round %d %-16s %5d B: median %.2f p99 %.2f p99.9 "
                       "%.2f us" % (rnd, label, size, v["median_us"],
                                    v["p99_us"], v["p999_us"]), flush=True)
+    ab.cleanup_runtime("lab")
     print("\nper configuration, over %d rounds of %d pings (us):" %
           (args.rounds, args.pings))
     for (size, label), vs in sorted(res.items()):

@@ -46,6 +46,7 @@ def main():
                 res.setdefault((size, label), []).append(out[size]["mpps"])
                 print("round %d %-16s %5d B: %.3f Mpps" %
                       (rnd, label, size, out[size]["mpps"]), flush=True)
+    ab.cleanup_runtime("rab")
     print("\nper configuration, over %d rounds of %.1f s windows (Mpps):" %
           (args.rounds, args.window))
     for (size, label), vs in sorted(res.items()):

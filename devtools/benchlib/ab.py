@@ -9,7 +9,9 @@ before and the build after, in turn.
 """
 
 import argparse
+import glob
 import os
+import shutil
 
 from benchlib import configs
 
@@ -42,3 +44,10 @@ def name(what, rnd, label):
     """A fabric / file-prefix name unique per process, round and run."""
     return "%s%d_%d_%s" % (what, os.getpid(), rnd,
                            label.replace(" ", "").replace("=", ""))
+
+
+def cleanup_runtime(what):
+    """EAL's runtime directories of this run's processes: their file
+    prefixes begin as name(what, ...) makes them."""
+    for d in glob.glob("/var/run/dpdk/%s%d_*" % (what, os.getpid())):
+        shutil.rmtree(d, ignore_errors=True)
