@@ -354,10 +354,15 @@ struct shm_seg {
 };
 
 /* A peer's segment as we mapped it. */
+/* Extents of a peer's segment this process has populated, kept per map. */
+#define SHM_POPULATED	8
+
 struct shm_seg_map {
 	uint8_t *base;		/* NULL: not mapped */
 	size_t size;
 	uint32_t gen;
+	uint32_t nr_populated;	/* shm_arena_populate(), lock held */
+	uint64_t populated[SHM_POPULATED];
 };
 
 struct shm_fabric {
@@ -567,6 +572,12 @@ shm_arena_ptr(struct shm_fabric *f, uint32_t proc, uint64_t off)
 }
 int shm_arena_alloc(struct shm_fabric *f, size_t len, bool commit,
 		    uint64_t *off);
+/*
+ * Map len bytes of process proc's committed arena memory at off into
+ * this process now, once per extent (a peer's CQ: shm_cq_populate()).
+ */
+void shm_arena_populate(struct shm_fabric *f, uint32_t proc, uint64_t off,
+			size_t len);
 void shm_arena_free(struct shm_fabric *f, uint64_t off, size_t len);
 /* The same for a port's own queues, counted in its arena_bytes. */
 int shm_port_arena_alloc(struct shm_port *p, size_t len, bool commit,
@@ -675,6 +686,11 @@ shm_sa_port_gone(struct shm_hdr *h, struct shm_port_ent *pt)
 void shm_sa_port_close(struct shm_port *p);
 void shm_janitor(struct shm_fabric *f);
 void shm_qp_watch(struct shm_port *p);
+/*
+ * A sender's side of a peer's CQ its RC QP completes into, mapped at
+ * connection (shm_arena_populate()): not a fault per 4 KiB on its sends.
+ */
+void shm_cq_populate(struct shm_fabric *f, uint32_t proc, uint64_t cq_off);
 /* Receive queues (own or shared) and completions waiting for them. */
 struct shm_rq *shm_rq_create(struct shm_port *p, uint32_t max_wr,
 			     uint32_t max_sge, bool srq);

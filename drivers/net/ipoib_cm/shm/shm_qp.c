@@ -334,7 +334,7 @@ shm_qp_connect(struct shm_qp *qp, uint32_t remote_qpn, uint8_t rnr_retry,
 	       enum shm_qp_state state)
 {
 	struct shm_fabric *f = qp->port->f;
-	struct shm_qp_ent *peer = shm_qp_slot(f, remote_qpn);
+	struct shm_qp_ent *peer = shm_qp_slot(f, remote_qpn), pv;
 	uint32_t old = shm_load(&qp->ent->state);
 	bool first = qp->peer == NULL;
 
@@ -348,6 +348,8 @@ shm_qp_connect(struct shm_qp *qp, uint32_t remote_qpn, uint8_t rnr_retry,
 	if (peer == NULL || qp->type != SHM_QPT_RC ||
 	    old == SHM_QPS_ERR || old == SHM_QPS_FREE)
 		return -EINVAL;
+	if (first && shm_qp_ent_read(peer, remote_qpn, &pv))
+		shm_cq_populate(f, pv.proc, pv.cq_off);
 	/* the datapath reads the peer once it sees the state: peer first */
 	qp->peer = peer;
 	qp->peer_qpn = remote_qpn;

@@ -160,6 +160,20 @@ shm_cq_poll(struct shm_cq *cq, struct ipoib_wc *wc, uint16_t n)
 	return i;
 }
 
+void
+shm_cq_populate(struct shm_fabric *f, uint32_t proc, uint64_t cq_off)
+{
+	const struct shm_cq_ring *c = shm_arena_ptr(f, proc, cq_off);
+	uint32_t size;
+
+	if (c == NULL)
+		return;
+	/* from shared memory: shm_arena_populate() keeps it in the map */
+	size = shm_load_relaxed(&c->size);
+	shm_arena_populate(f, proc, cq_off, sizeof(*c) +
+			   (size_t)size * sizeof(struct shm_cqe));
+}
+
 /*
  * Completions of the queue at rq_off (SHM_ANY_RQ: of any) published on cq
  * and not polled yet. Control path: the consumer may be polling meanwhile,
