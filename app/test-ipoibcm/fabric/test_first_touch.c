@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright(c) 2026 The net_ipoibcm authors
  *
- * First touch: a CQ is mapped in its owner when made, and in an RC
- * sender when it connects, as an HCA's queues are pinned when made. A
+ * First touch: a large CQ (64 KiB and more) is mapped in its owner when
+ * made, and any in an RC sender when it connects, as an HCA's queues
+ * are pinned when made. A
  * page a process touches first on the datapath costs it a fault (every
  * 64 completions of a fresh CQ before: ipoib_cm_perf.rst, "First
  * touch"). Whether a page is mapped is read from /proc/self/pagemap.

@@ -171,8 +171,9 @@ shm_populate(uint8_t *p, size_t len)
 
 /*
  * Allocate in our arena. Committed allocations get their pages now
- * (fallocate), mapped (shm_populate()): a full /dev/shm is an error here,
- * not a SIGBUS later, and the datapath does not fault them in.
+ * (fallocate), and a large one is mapped (shm_populate()): a full
+ * /dev/shm is an error here, not a SIGBUS later, and the datapath does
+ * not fault a CQ in page by page.
  */
 int
 shm_arena_alloc(struct shm_fabric *f, size_t len, bool commit, uint64_t *off)
@@ -202,7 +203,12 @@ shm_arena_alloc(struct shm_fabric *f, size_t len, bool commit, uint64_t *off)
 		shm_arena_free(f, *off, len);
 		SHM_LOG(ERR, "fabric %s: no shared memory for %zu bytes: %s",
 			f->name, len, strerror(-ret));
-	} else if (commit) {
+	} else if (commit && large) {
+		/*
+		 * A small extent's pages stay mapped once touched (it is
+		 * zeroed in place when freed): only a large one would fault
+		 * in page by page on every reuse.
+		 */
 		shm_populate(f->segs[seg].base + o, need);
 	}
 	return ret;
