@@ -462,20 +462,38 @@ ipoib_txq_nth(const struct rte_eth_dev *dev, uint16_t i)
 	       priv->ctrl_txq;
 }
 
+/* The port's rx and tx queues: the readers of its RCU. */
+static inline uint32_t
+ipoib_nb_readers(const struct rte_eth_dev_data *d)
+{
+	return (uint32_t)d->nb_rx_queues + d->nb_tx_queues;
+}
+
+/*
+ * Reader i (< ipoib_nb_readers()): rx queue i, then the tx queues; NULL
+ * for a queue not set up.
+ */
+static inline struct ipoib_rcu_reader *
+ipoib_reader_nth(const struct rte_eth_dev_data *d, uint32_t i)
+{
+	if (i < d->nb_rx_queues)
+		return d->rx_queues[i] == NULL ? NULL :
+		       &((struct ipoib_rxq *)d->rx_queues[i])->rcu;
+	i -= d->nb_rx_queues;
+	return d->tx_queues[i] == NULL ? NULL :
+	       &((struct ipoib_txq *)d->tx_queues[i])->rcu;
+}
+
 /* Take over every queue of the port from the threads that used it last. */
 static inline void
 ipoib_queues_enter(const struct rte_eth_dev_data *d)
 {
-	uint16_t q;
+	const struct ipoib_rcu_reader *r;
+	uint32_t i;
 
-	for (q = 0; q < d->nb_rx_queues; q++)
-		if (d->rx_queues[q] != NULL)
-			ipoib_rcu_handoff(&((const struct ipoib_rxq *)
-					    d->rx_queues[q])->rcu);
-	for (q = 0; q < d->nb_tx_queues; q++)
-		if (d->tx_queues[q] != NULL)
-			ipoib_rcu_handoff(&((const struct ipoib_txq *)
-					    d->tx_queues[q])->rcu);
+	for (i = 0; i < ipoib_nb_readers(d); i++)
+		if ((r = ipoib_reader_nth(d, i)) != NULL)
+			ipoib_rcu_handoff(r);
 }
 
 #endif /* IPOIB_CM_H */

@@ -34,52 +34,40 @@ ipoib_rcu_init(struct ipoib_rcu *rcu)
 			  strerror(errno));
 }
 
-static void
-ipoib_rcu_reader_start(struct ipoib_priv *priv, struct ipoib_rcu_reader *r)
-{
-	r->online = 0;
-	r->sticky = priv->pt.rcu.membarrier;
-	rte_rcu_qsbr_thread_register(priv->pt.qsbr, r->id);
-	/* to the queue's first burst, on whichever lcore */
-	__atomic_store_n(&r->busy, 0, __ATOMIC_RELEASE);
-}
-
 void
 ipoib_rcu_readers_start(struct ipoib_priv *priv, struct rte_eth_dev_data *d)
 {
-	uint16_t q;
+	struct ipoib_rcu_reader *r;
+	uint32_t i;
 
-	for (q = 0; q < d->nb_rx_queues; q++)
-		ipoib_rcu_reader_start(priv, &((struct ipoib_rxq *)
-					       d->rx_queues[q])->rcu);
-	for (q = 0; q < d->nb_tx_queues; q++)
-		ipoib_rcu_reader_start(priv, &((struct ipoib_txq *)
-					       d->tx_queues[q])->rcu);
-}
-
-static void
-ipoib_rcu_reader_stop(struct ipoib_priv *priv, struct ipoib_rcu_reader *r)
-{
-	ipoib_rcu_handoff(r);
-	if (r->online)
-		rte_rcu_qsbr_thread_offline(priv->pt.qsbr, r->id);
-	r->online = 0;
-	rte_rcu_qsbr_thread_unregister(priv->pt.qsbr, r->id);
+	for (i = 0; i < ipoib_nb_readers(d); i++) {
+		r = ipoib_reader_nth(d, i);
+		if (r == NULL)
+			continue;
+		r->online = 0;
+		r->sticky = priv->pt.rcu.membarrier;
+		rte_rcu_qsbr_thread_register(priv->pt.qsbr, r->id);
+		/* to the queue's first burst, on whichever lcore */
+		__atomic_store_n(&r->busy, 0, __ATOMIC_RELEASE);
+	}
 }
 
 void
 ipoib_rcu_readers_stop(struct ipoib_priv *priv, struct rte_eth_dev_data *d)
 {
-	uint16_t q;
+	struct ipoib_rcu_reader *r;
+	uint32_t i;
 
-	for (q = 0; q < d->nb_rx_queues; q++)
-		if (d->rx_queues[q] != NULL)
-			ipoib_rcu_reader_stop(priv, &((struct ipoib_rxq *)
-						      d->rx_queues[q])->rcu);
-	for (q = 0; q < d->nb_tx_queues; q++)
-		if (d->tx_queues[q] != NULL)
-			ipoib_rcu_reader_stop(priv, &((struct ipoib_txq *)
-						      d->tx_queues[q])->rcu);
+	/* the caller took the queues over (ipoib_queues_enter()) */
+	for (i = 0; i < ipoib_nb_readers(d); i++) {
+		r = ipoib_reader_nth(d, i);
+		if (r == NULL)
+			continue;
+		if (r->online)
+			rte_rcu_qsbr_thread_offline(priv->pt.qsbr, r->id);
+		r->online = 0;
+		rte_rcu_qsbr_thread_unregister(priv->pt.qsbr, r->id);
+	}
 }
 
 /* Reader r holds nothing removed before token t (after the membarrier). */
@@ -105,19 +93,17 @@ ipoib_rcu_idle_scan(struct ipoib_priv *priv)
 	struct ipoib_rcu *rcu = &priv->pt.rcu;
 	struct rte_rcu_qsbr *v = priv->pt.qsbr;
 	uint64_t t = __atomic_load_n(&v->token, __ATOMIC_ACQUIRE);
-	uint16_t q;
+	const struct ipoib_rcu_reader *r;
+	uint32_t i;
 
 	IPOIB_STAT_INC(rcu->scans);
 	if (ipoib_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0)
 		return false;
-	for (q = 0; q < d->nb_rx_queues; q++)
-		if (!ipoib_rcu_reader_quiet(v, &((const struct ipoib_rxq *)
-						 d->rx_queues[q])->rcu, t))
+	for (i = 0; i < ipoib_nb_readers(d); i++) {
+		r = ipoib_reader_nth(d, i);
+		if (r != NULL && !ipoib_rcu_reader_quiet(v, r, t))
 			return false;
-	for (q = 0; q < d->nb_tx_queues; q++)
-		if (!ipoib_rcu_reader_quiet(v, &((const struct ipoib_txq *)
-						 d->tx_queues[q])->rcu, t))
-			return false;
+	}
 	rcu->idle_passed = t;
 	return true;
 }

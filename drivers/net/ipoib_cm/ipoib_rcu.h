@@ -106,7 +106,10 @@ void ipoib_rcu_init(struct ipoib_rcu *rcu);
 /* dev_start: the queues of d become readers of v. */
 void ipoib_rcu_readers_start(struct ipoib_priv *priv,
 			     struct rte_eth_dev_data *d);
-/* dev_stop, no burst running: every queue of d offline, unregistered. */
+/*
+ * dev_stop, no burst running, the queues taken over
+ * (ipoib_queues_enter()): every queue of d offline, unregistered.
+ */
 void ipoib_rcu_readers_stop(struct ipoib_priv *priv,
 			    struct rte_eth_dev_data *d);
 /*
