@@ -63,8 +63,7 @@ peer_cq_unmapped(struct shm_fabric *f, uint32_t qpn)
 	c = shm_arena_ptr(f, q->proc, q->cq_off);
 	if (c == NULL)
 		return -EINVAL;
-	return pages_unmapped(c, sizeof(*c) +
-			      (size_t)c->size * sizeof(struct shm_cqe));
+	return pages_unmapped(c, shm_cq_bytes(c->size));
 }
 
 /* The active side: every page of A's CQ mapped here once connected. */
@@ -113,14 +112,11 @@ test_cq_first_touch(void)
 	fabric_name(fab, sizeof(fab), "cq_first_touch");
 	CHECK(ep_open(&a, fab, &ft_conf_a) == 0);
 	/* the owner's: mapped as made, a CQ of many pages too */
-	CHECK_EQ(pages_unmapped(a.cq->ring, sizeof(*a.cq->ring) +
-				(size_t)a.cq->ring->size *
-				sizeof(struct shm_cqe)), 0);
+	CHECK_EQ(pages_unmapped(a.cq->ring, shm_cq_bytes(a.cq->ring->size)),
+		 0);
 	big = shm_cq_create(a.port, FT_CQE);
 	CHECK(big != NULL);
-	CHECK_EQ(pages_unmapped(big->ring, sizeof(*big->ring) +
-				(size_t)big->ring->size *
-				sizeof(struct shm_cqe)), 0);
+	CHECK_EQ(pages_unmapped(big->ring, shm_cq_bytes(big->ring->size)), 0);
 	/* a sender's: once connected */
 	CHECK(shm_cm_listen(a.port, T_SID) == 0);
 	CHECK(child_start(&c, ft_child, fab) == 0);

@@ -314,8 +314,9 @@ shm_arena_populate(struct shm_fabric *f, uint32_t proc, uint64_t off,
 	bool known = true;
 	uint32_t i;
 
+	/* ours: a large committed extent is populated when allocated */
 	if (p == NULL || proc == f->proc)
-		return;		/* ours are populated when allocated */
+		return;
 	pthread_mutex_lock(&f->lock);
 	m = f->maps[proc] != NULL ? &f->maps[proc][seg] : NULL;
 	if (m != NULL && m->base != NULL && o < m->size) {

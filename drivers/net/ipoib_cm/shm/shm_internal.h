@@ -268,6 +268,13 @@ struct shm_cq_ring {
 	struct shm_cqe cqe[] SHM_ALIGNED;
 };
 
+/* Bytes of a CQ of size CQEs, its ring header included. */
+static inline size_t
+shm_cq_bytes(uint32_t size)
+{
+	return sizeof(struct shm_cq_ring) + (size_t)size * sizeof(struct shm_cqe);
+}
+
 /* What a sender needs of a posted receive WR. */
 struct shm_rdesc_sge {
 	uint64_t off;		/* offset in the owner's arena */
@@ -353,10 +360,10 @@ struct shm_seg {
 	unsigned int nr_free, cap_free;
 };
 
-/* A peer's segment as we mapped it. */
 /* Extents of a peer's segment this process has populated, kept per map. */
 #define SHM_POPULATED	8
 
+/* A peer's segment as we mapped it. */
 struct shm_seg_map {
 	uint8_t *base;		/* NULL: not mapped */
 	size_t size;

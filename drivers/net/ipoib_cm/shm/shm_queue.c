@@ -20,8 +20,7 @@ shm_cq_create(struct shm_port *p, uint32_t cqe)
 {
 	struct shm_fabric *f = p->f;
 	uint32_t size = ipoib_pow2(cqe < 2 ? 2 : cqe);
-	size_t bytes = sizeof(struct shm_cq_ring) +
-		       (size_t)size * sizeof(struct shm_cqe);
+	size_t bytes = shm_cq_bytes(size);
 	struct shm_cq *cq;
 	uint64_t off;
 
@@ -50,8 +49,7 @@ shm_cq_destroy(struct shm_cq *cq)
 {
 	struct shm_cq_ring *r = cq->ring;
 
-	shm_port_arena_free(cq->port, cq->off, sizeof(*r) +
-			    (size_t)r->size * sizeof(struct shm_cqe));
+	shm_port_arena_free(cq->port, cq->off, shm_cq_bytes(r->size));
 	free(cq);
 	return 0;
 }
@@ -164,14 +162,11 @@ void
 shm_cq_populate(struct shm_fabric *f, uint32_t proc, uint64_t cq_off)
 {
 	const struct shm_cq_ring *c = shm_arena_ptr(f, proc, cq_off);
-	uint32_t size;
 
-	if (c == NULL)
-		return;
 	/* from shared memory: shm_arena_populate() keeps it in the map */
-	size = shm_load_relaxed(&c->size);
-	shm_arena_populate(f, proc, cq_off, sizeof(*c) +
-			   (size_t)size * sizeof(struct shm_cqe));
+	if (c != NULL)
+		shm_arena_populate(f, proc, cq_off,
+				   shm_cq_bytes(shm_load_relaxed(&c->size)));
 }
 
 /*
