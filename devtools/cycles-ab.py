@@ -57,7 +57,7 @@ def measure(build, cfg, name, sizes, packets):
         kv = {k: int(v) for k, v in
               (f.split("=", 1) for f in line.split()[1:])}
         if line.startswith("idle "):
-            res["idle"] = kv["rx1_cycles"] / kv["polls"]
+            res["idle"] = kv["cycles"] / kv["polls"]
             continue
         if kv["lost"] or kv["packets"] == 0:
             raise RuntimeError("%s: frames lost: %s" % (cfg, line))
