@@ -272,6 +272,57 @@ out:
 	return -1;
 }
 
+/*
+ * A message of 4 KiB and more is copied with non-temporal stores, which
+ * write 16 aligned bytes at a time (shm_send.c): SGEs of odd lengths at
+ * odd addresses, a source at an odd address, and a WR longer than the
+ * message; nothing around them may change (the gaps, the tail).
+ */
+static int
+rc_nt_one(struct ep *a, struct ep *b, struct shm_mem *m, uint8_t *msg,
+	  uint8_t *got, const uint32_t *lens, uint32_t n, uint32_t len,
+	  uint32_t src_off)
+{
+	struct ipoib_wc wc;
+	uint32_t i, room = 0;
+
+	for (i = 0; i < n; i++)
+		room += lens[i];
+	memset(m->addr, 0xaa, m->len);
+	fill_pattern(msg + src_off, len, len);
+	CHECK(post_sgl(shm_qp_rq(b->qp), m, n, lens, len) == 0);
+	CHECK(rc_send_wait(a->qp, msg + src_off, len, T_TIMEOUT) == 0);
+	CHECK_EQ(poll_wc(b->cq, &wc, 1, T_TIMEOUT), 1);
+	CHECK(wc.status == IPOIB_WC_SUCCESS && wc.wr_id == len);
+	CHECK_EQ(wc.byte_len, len);
+	CHECK(gather_sgl(m, n, lens, got) == 0);
+	CHECK(memcmp(got, msg + src_off, len) == 0, "%u bytes streamed", len);
+	for (i = len; i < room; i++)
+		CHECK_EQ(got[i], 0xaa);
+	return 0;
+out:
+	return -1;
+}
+
+static int
+rc_nt_copy(struct ep *a, struct ep *b, struct shm_mem *m, uint8_t *msg,
+	   uint8_t *got)
+{
+	static const uint32_t sg[] = { 5, 9, 31, 63, 4097, 4811 };
+	static const uint32_t one[] = { 9001 };
+	const uint32_t nsg = (uint32_t)(sizeof(sg) / sizeof(sg[0]));
+
+	/* in pieces (shm_copy_sg()), 15 bytes short of the WR */
+	CHECK(rc_nt_one(a, b, m, msg, got, sg, nsg, 9001, 3) == 0);
+	/* one piece (shm_copy()), at odd addresses at both ends */
+	CHECK(rc_nt_one(a, b, m, msg, got, one, 1, 9001, 1) == 0);
+	/* the smallest streamed message */
+	CHECK(rc_nt_one(a, b, m, msg, got, sg, nsg, 4096, 5) == 0);
+	return 0;
+out:
+	return -1;
+}
+
 /* UD: the GRH split over two SGEs, the payload after it; then too long. */
 static int
 ud_scatter(struct ep *a, struct ep *b, struct shm_qp *ud, struct shm_mem *m,
@@ -332,6 +383,7 @@ test_rc_scatter(void)
 	CHECK(shm_mem_alloc(b.f, 2 * SG_N * (SG_LEN + 64), &m) == 0);
 	CHECK(conn_local(&cn, &a, &b, 7) == 0);
 	CHECK(rc_scatter(&a, &b, &m, msg, got) == 0);
+	CHECK(rc_nt_copy(&a, &b, &m, msg, got) == 0);
 	/* and a UD QP on b with scatter lists, sent to from u */
 	ud = sg_qp(&b, SHM_QPT_UD);
 	CHECK(ud != NULL);
@@ -350,7 +402,8 @@ out:
 	return ft_end(fab);
 }
 REGISTER_TEST(rc_scatter, test_rc_scatter,
-	"65524 bytes into 33 SGEs of 2048; too long: LOC_LEN_ERR, counted")
+	"65524 bytes into 33 SGEs of 2048; too long: LOC_LEN_ERR, counted; "
+	"messages of 4 KiB and up (streamed) at odd addresses and lengths")
 
 /* ---- RNR ---------------------------------------------------------------- */
 

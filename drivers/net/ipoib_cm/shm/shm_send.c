@@ -9,6 +9,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "shm_internal.h"
 #include "shm_log.h"
@@ -29,11 +32,59 @@ shm_msg_len(const struct shm_send *wr)
 	return len;
 }
 
+/*
+ * A message of SHM_STREAM_MIN bytes or more is written with non-temporal
+ * stores: without them each destination line is first read (a read for
+ * ownership) from a receive buffer no core has touched for a ring's lap.
+ * They are weakly ordered: shm_copy() says it made some, and its caller
+ * makes shm_copy_fence() before the completion is published.
+ */
+#define SHM_STREAM_MIN	4096
+
+static void
+shm_copy_stream(uint8_t *dst, const uint8_t *src, size_t n)
+{
+#ifdef __SSE2__
+	size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
+
+	if (head > n)
+		head = n;
+	memcpy(dst, src, head);
+	dst += head;
+	src += head;
+	n -= head;
+	for (; n >= 64; n -= 64, src += 64, dst += 64) {
+		__m128i a = _mm_loadu_si128((const __m128i *)(const void *)src);
+		__m128i b = _mm_loadu_si128((const __m128i *)(const void *)
+					    (src + 16));
+		__m128i c = _mm_loadu_si128((const __m128i *)(const void *)
+					    (src + 32));
+		__m128i e = _mm_loadu_si128((const __m128i *)(const void *)
+					    (src + 48));
+
+		_mm_stream_si128((__m128i *)(void *)dst, a);
+		_mm_stream_si128((__m128i *)(void *)(dst + 16), b);
+		_mm_stream_si128((__m128i *)(void *)(dst + 32), c);
+		_mm_stream_si128((__m128i *)(void *)(dst + 48), e);
+	}
+#endif
+	memcpy(dst, src, n);
+}
+
+static inline void
+shm_copy_fence(void)
+{
+#ifdef __SSE2__
+	_mm_sfence();
+#endif
+}
+
 /* shm_copy() of a message in pieces, or past a first segment. */
-static void __attribute__((noinline))
+static bool __attribute__((noinline))
 shm_copy_sg(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
 	    uint32_t skip, const struct shm_send *wr)
 {
+	bool stream = shm_msg_len(wr) >= SHM_STREAM_MIN;
 	uint32_t s = 0, soff = skip;
 	uint16_t i;
 
@@ -49,9 +100,12 @@ shm_copy_sg(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
 			uint8_t *dst = shm_arena_ptr(f, proc, d->sge[s].off);
 
 			if (dst == NULL)
-				return;
+				goto out;
 			shm_tsan_buf_take(dst);
-			memcpy(dst + soff, src, n);
+			if (stream)
+				shm_copy_stream(dst + soff, src, n);
+			else
+				memcpy(dst + soff, src, n);
 			shm_tsan_buf_give(dst);
 			src += n;
 			left -= n;
@@ -62,31 +116,43 @@ shm_copy_sg(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
 			}
 		}
 	}
+out:
+	return stream;
 }
 
 /*
  * Scatter the message (after skip bytes of the buffer) into a WR posted by
  * process proc: the copy the "DMA" makes. The common message, one piece
  * within the buffer's first segment, is one lookup and one memcpy here;
- * any other goes through shm_copy_sg().
+ * any other goes through shm_copy_sg(). True when it streamed (a message
+ * of SHM_STREAM_MIN bytes or more):
+ * shm_copy_fence() before the completion.
  */
-static inline void
+static inline bool
 shm_copy(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
 	 uint32_t skip, const struct shm_send *wr)
 {
 	if (likely(wr->iovcnt == 1 && d->num_sge > 0 &&
 		   skip + wr->iov[0].iov_len <= d->sge[0].len)) {
 		uint8_t *dst = shm_arena_ptr(f, proc, d->sge[0].off);
+		bool streamed = false;
 
 		if (dst != NULL) {
 			shm_tsan_buf_take(dst);
-			memcpy(dst + skip, wr->iov[0].iov_base,
-			       wr->iov[0].iov_len);
+			if (likely(wr->iov[0].iov_len < SHM_STREAM_MIN)) {
+				memcpy(dst + skip, wr->iov[0].iov_base,
+				       wr->iov[0].iov_len);
+			} else {
+				shm_copy_stream(dst + skip,
+						wr->iov[0].iov_base,
+						wr->iov[0].iov_len);
+				streamed = true;
+			}
 			shm_tsan_buf_give(dst);
 		}
-		return;
+		return streamed;
 	}
-	shm_copy_sg(f, proc, d, skip, wr);
+	return shm_copy_sg(f, proc, d, skip, wr);
 }
 
 static void
@@ -103,7 +169,7 @@ shm_write_grh(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
 	grh[7] = 1;		/* hop limit: link-local */
 	memcpy(&grh[8], sgid, IPOIB_GID_LEN);
 	memcpy(&grh[24], dgid, IPOIB_GID_LEN);
-	shm_copy(f, proc, d, 0, &w);
+	(void)shm_copy(f, proc, d, 0, &w);	/* 40 bytes: never streamed */
 }
 
 /*
@@ -185,7 +251,9 @@ shm_ud_deliver(struct shm_qp *qp, const struct shm_send *wr, uint32_t len,
 		if (ah->global)
 			shm_write_grh(f, d->proc, shm_rdesc(r, slot), len,
 				      qp->port->ent->gid, ah->dgid);
-		shm_copy(f, d->proc, shm_rdesc(r, slot), IPOIB_GRH_LEN, wr);
+		if (shm_copy(f, d->proc, shm_rdesc(r, slot), IPOIB_GRH_LEN,
+			     wr))
+			shm_copy_fence();
 		cqe.byte_len = IPOIB_GRH_LEN + len;
 	}
 	shm_cq_push(c, &cqe, 1);
@@ -304,7 +372,7 @@ shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 	struct shm_fabric *f = qp->port->f;
 	const struct shm_qp_ent *peer = NULL;
 	struct shm_cqe tmpl = { .seq = 0 };
-	uint32_t slots[SHM_BURST], k, i;
+	uint32_t slots[SHM_BURST], k, i, late;
 	struct shm_qp_ent pv;
 	struct shm_rq_ring *r;
 	struct shm_cq_ring *c;
@@ -364,6 +432,12 @@ shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 			__builtin_prefetch(shm_rdesc(r, slots[i]), 0, 3);
 			__builtin_prefetch(&c->cqe[(t + i) & c->mask], 1, 3);
 		}
+		/*
+		 * From the first message streamed on (shm_copy()), the
+		 * completions wait for one fence after the last copy: the
+		 * poller stops at the first unpublished one anyway.
+		 */
+		late = k;
 		for (i = 0; i < k; i++) {
 			const struct shm_send *w = &wr[done + i];
 			struct shm_rdesc *d = shm_rdesc(r, slots[i]);
@@ -382,10 +456,19 @@ shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 				shm_add(&f->hdr->ports[peer->port].cnt_len_errs,
 					1);
 			} else {
-				shm_copy(f, peer->proc, d, 0, w);
+				if (shm_copy(f, peer->proc, d, 0, w) &&
+				    late == k)
+					late = i;
 				e->byte_len = len;
 			}
-			shm_cq_publish(e, t + i);
+			if (late == k)
+				shm_cq_publish(e, t + i);
+		}
+		if (late < k) {
+			shm_copy_fence();
+			for (i = late; i < k; i++)
+				shm_cq_publish(&c->cqe[(t + i) & c->mask],
+					       t + i);
 		}
 		done += k;
 	}
