@@ -273,32 +273,50 @@ out:
 }
 
 /*
- * A message of 4 KiB and more is copied with non-temporal stores, which
- * write 16 aligned bytes at a time (shm_send.c): SGEs of odd lengths at
- * odd addresses, a source at an odd address, and a WR longer than the
- * message; nothing around them may change (the gaps, the tail).
+ * Messages of 4 KiB and more posted 4 at a time are copied with
+ * non-temporal stores, which write 16 aligned bytes at a time
+ * (shm_send.c): SGEs of odd lengths at odd addresses, sources at odd
+ * addresses, WRs longer than the messages; nothing around them may change
+ * (the gaps, the tails).
  */
+#define NT_N		4	/* SHM_STREAM_BATCH, and b's max_recv_wr */
+#define NT_REGION	10000	/* of m per WR; not a multiple of 16 */
+
 static int
-rc_nt_one(struct ep *a, struct ep *b, struct shm_mem *m, uint8_t *msg,
-	  uint8_t *got, const uint32_t *lens, uint32_t n, uint32_t len,
-	  uint32_t src_off)
+rc_nt_post(struct ep *a, struct ep *b, struct shm_mem *m, uint8_t *msg,
+	   uint8_t *got, const uint32_t *lens, uint32_t n, uint32_t len)
 {
-	struct ipoib_wc wc;
-	uint32_t i, room = 0;
+	struct iovec iov[NT_N];
+	struct shm_send sw[NT_N];
+	struct ipoib_wc wc[NT_N];
+	uint32_t i, j, room = 0;
 
 	for (i = 0; i < n; i++)
 		room += lens[i];
 	memset(m->addr, 0xaa, m->len);
-	fill_pattern(msg + src_off, len, len);
-	CHECK(post_sgl(shm_qp_rq(b->qp), m, n, lens, len) == 0);
-	CHECK(rc_send_wait(a->qp, msg + src_off, len, T_TIMEOUT) == 0);
-	CHECK_EQ(poll_wc(b->cq, &wc, 1, T_TIMEOUT), 1);
-	CHECK(wc.status == IPOIB_WC_SUCCESS && wc.wr_id == len);
-	CHECK_EQ(wc.byte_len, len);
-	CHECK(gather_sgl(m, n, lens, got) == 0);
-	CHECK(memcmp(got, msg + src_off, len) == 0, "%u bytes streamed", len);
-	for (i = len; i < room; i++)
-		CHECK_EQ(got[i], 0xaa);
+	for (j = 0; j < NT_N; j++) {
+		struct shm_mem mj = *m;
+
+		mj.len -= j * NT_REGION;
+		iov[j] = (struct iovec){ msg + j * NT_REGION + 2 * j + 1, len };
+		sw[j] = (struct shm_send){ .iov = &iov[j], .iovcnt = 1 };
+		fill_pattern(iov[j].iov_base, len, len + j);
+		CHECK(post_sgl(shm_qp_rq(b->qp), &mj, n, lens, j) == 0);
+	}
+	CHECK_EQ(shm_qp_post_send(a->qp, sw, NT_N), NT_N);
+	CHECK_EQ(poll_wc(b->cq, wc, NT_N, T_TIMEOUT), NT_N);
+	for (j = 0; j < NT_N; j++) {
+		struct shm_mem mj = *m;
+
+		mj.len -= j * NT_REGION;
+		CHECK(wc[j].status == IPOIB_WC_SUCCESS && wc[j].wr_id == j);
+		CHECK_EQ(wc[j].byte_len, len);
+		CHECK(gather_sgl(&mj, n, lens, got) == 0);
+		CHECK(memcmp(got, iov[j].iov_base, len) == 0,
+		      "%u bytes streamed, message %u", len, j);
+		for (i = len; i < room; i++)
+			CHECK_EQ(got[i], 0xaa);
+	}
 	return 0;
 out:
 	return -1;
@@ -312,12 +330,12 @@ rc_nt_copy(struct ep *a, struct ep *b, struct shm_mem *m, uint8_t *msg,
 	static const uint32_t one[] = { 9001 };
 	const uint32_t nsg = (uint32_t)(sizeof(sg) / sizeof(sg[0]));
 
-	/* in pieces (shm_copy_sg()), 15 bytes short of the WR */
-	CHECK(rc_nt_one(a, b, m, msg, got, sg, nsg, 9001, 3) == 0);
-	/* one piece (shm_copy()), at odd addresses at both ends */
-	CHECK(rc_nt_one(a, b, m, msg, got, one, 1, 9001, 1) == 0);
+	/* in pieces (shm_copy_sg()), 15 bytes short of the WRs */
+	CHECK(rc_nt_post(a, b, m, msg, got, sg, nsg, 9001) == 0);
+	/* one piece (shm_copy()) */
+	CHECK(rc_nt_post(a, b, m, msg, got, one, 1, 9001) == 0);
 	/* the smallest streamed message */
-	CHECK(rc_nt_one(a, b, m, msg, got, sg, nsg, 4096, 5) == 0);
+	CHECK(rc_nt_post(a, b, m, msg, got, sg, nsg, 4096) == 0);
 	return 0;
 out:
 	return -1;
@@ -403,7 +421,8 @@ out:
 }
 REGISTER_TEST(rc_scatter, test_rc_scatter,
 	"65524 bytes into 33 SGEs of 2048; too long: LOC_LEN_ERR, counted; "
-	"messages of 4 KiB and up (streamed) at odd addresses and lengths")
+	"messages of 4 KiB and up, 4 a post (streamed), at odd addresses "
+	"and lengths")
 
 /* ---- RNR ---------------------------------------------------------------- */
 

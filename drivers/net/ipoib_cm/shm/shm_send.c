@@ -33,13 +33,17 @@ shm_msg_len(const struct shm_send *wr)
 }
 
 /*
- * A message of SHM_STREAM_MIN bytes or more is written with non-temporal
- * stores: without them each destination line is first read (a read for
+ * A message of SHM_STREAM_MIN bytes or more, posted with at least
+ * SHM_STREAM_BATCH - 1 others, is written with non-temporal stores:
+ * without them each destination line is first read (a read for
  * ownership) from a receive buffer no core has touched for a ring's lap.
- * They are weakly ordered: shm_copy() says it made some, and its caller
- * makes shm_copy_fence() before the completion is published.
+ * A message sent alone is not: its receiver is likely waiting for it and
+ * would read its first line from memory, after a fence per message.
+ * Streamed stores are weakly ordered: shm_copy() says it made some, and
+ * its caller makes shm_copy_fence() before the completion is published.
  */
-#define SHM_STREAM_MIN	4096
+#define SHM_STREAM_MIN		4096
+#define SHM_STREAM_BATCH	4
 
 static void
 shm_copy_stream(uint8_t *dst, const uint8_t *src, size_t n)
@@ -82,9 +86,9 @@ shm_copy_fence(void)
 /* shm_copy() of a message in pieces, or past a first segment. */
 static bool __attribute__((noinline))
 shm_copy_sg(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
-	    uint32_t skip, const struct shm_send *wr)
+	    uint32_t skip, const struct shm_send *wr, bool bulk)
 {
-	bool stream = shm_msg_len(wr) >= SHM_STREAM_MIN;
+	bool stream = bulk && shm_msg_len(wr) >= SHM_STREAM_MIN;
 	uint32_t s = 0, soff = skip;
 	uint16_t i;
 
@@ -124,13 +128,13 @@ out:
  * Scatter the message (after skip bytes of the buffer) into a WR posted by
  * process proc: the copy the "DMA" makes. The common message, one piece
  * within the buffer's first segment, is one lookup and one memcpy here;
- * any other goes through shm_copy_sg(). True when it streamed (a message
- * of SHM_STREAM_MIN bytes or more):
+ * any other goes through shm_copy_sg(). bulk: the message is one of
+ * SHM_STREAM_BATCH or more posted together. True when it streamed:
  * shm_copy_fence() before the completion.
  */
 static inline bool
 shm_copy(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
-	 uint32_t skip, const struct shm_send *wr)
+	 uint32_t skip, const struct shm_send *wr, bool bulk)
 {
 	if (likely(wr->iovcnt == 1 && d->num_sge > 0 &&
 		   skip + wr->iov[0].iov_len <= d->sge[0].len)) {
@@ -139,7 +143,8 @@ shm_copy(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
 
 		if (dst != NULL) {
 			shm_tsan_buf_take(dst);
-			if (likely(wr->iov[0].iov_len < SHM_STREAM_MIN)) {
+			if (likely(!bulk ||
+				   wr->iov[0].iov_len < SHM_STREAM_MIN)) {
 				memcpy(dst + skip, wr->iov[0].iov_base,
 				       wr->iov[0].iov_len);
 			} else {
@@ -152,7 +157,7 @@ shm_copy(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
 		}
 		return streamed;
 	}
-	return shm_copy_sg(f, proc, d, skip, wr);
+	return shm_copy_sg(f, proc, d, skip, wr, bulk);
 }
 
 static void
@@ -169,7 +174,7 @@ shm_write_grh(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
 	grh[7] = 1;		/* hop limit: link-local */
 	memcpy(&grh[8], sgid, IPOIB_GID_LEN);
 	memcpy(&grh[24], dgid, IPOIB_GID_LEN);
-	(void)shm_copy(f, proc, d, 0, &w);	/* 40 bytes: never streamed */
+	(void)shm_copy(f, proc, d, 0, &w, false);
 }
 
 /*
@@ -251,9 +256,9 @@ shm_ud_deliver(struct shm_qp *qp, const struct shm_send *wr, uint32_t len,
 		if (ah->global)
 			shm_write_grh(f, d->proc, shm_rdesc(r, slot), len,
 				      qp->port->ent->gid, ah->dgid);
-		if (shm_copy(f, d->proc, shm_rdesc(r, slot), IPOIB_GRH_LEN,
-			     wr))
-			shm_copy_fence();
+		/* one message at a time: never streamed */
+		(void)shm_copy(f, d->proc, shm_rdesc(r, slot), IPOIB_GRH_LEN,
+			       wr, false);
 		cqe.byte_len = IPOIB_GRH_LEN + len;
 	}
 	shm_cq_push(c, &cqe, 1);
@@ -456,7 +461,8 @@ shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 				shm_add(&f->hdr->ports[peer->port].cnt_len_errs,
 					1);
 			} else {
-				if (shm_copy(f, peer->proc, d, 0, w) &&
+				if (shm_copy(f, peer->proc, d, 0, w,
+					     k >= SHM_STREAM_BATCH) &&
 				    late == k)
 					late = i;
 				e->byte_len = len;
