@@ -3,6 +3,7 @@
 """Round trips of two builds of net_ipoibcm against net_memif, interleaved.
 
     devtools/latency-ab.py --before DIR --after DIR [--rounds N] [--pings N]
+                           [--sizes 64,1500]
 
 Each round runs the ping-pong of devtools/bench.py (benchlib/latency.py:
 dpdk-ipoibcm-bench echo on core 1, ping on core 0) for memif, then for
@@ -35,7 +36,9 @@ def plugin(build):
 def main():
     ap = ab.parser(__doc__)
     ap.add_argument("--pings", type=int, default=20000)
+    ap.add_argument("--sizes", default=",".join(str(s) for s in SIZES))
     args = ap.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
     builds = ab.builds(args)
     res = {}
     env = dict(os.environ)
@@ -43,7 +46,7 @@ def main():
         for label, cfg, which in ab.runs():
             b = builds[which]
             out = latency.measure(b, plugin(b), env, EAL, cfg,
-                                  ab.name("lab", rnd, label), SIZES,
+                                  ab.name("lab", rnd, label), sizes,
                                   args.pings)
             for size, v in sorted(out.items()):
                 res.setdefault((size, label), []).append(v)
