@@ -17,13 +17,20 @@ name=$(basename "$exe")
 artifacts=$(dirname "$exe")/artifacts
 work=$(mktemp -d "${TMPDIR:-/tmp}/$name.XXXXXX")
 
-# fuzz_cm's fabric objects carry its pid: remove those of dead processes
+# fuzz_cm's fabric objects carry its pid, and so does the EAL runtime
+# directory of every harness (--file-prefix=<name>_<pid>, fuzz_mbuf.c):
+# remove those of dead processes
 clean_shm() {
 	for f in /dev/shm/ipoibcm.fzcm*; do
 		[ -e "$f" ] || continue
 		pid=${f#/dev/shm/ipoibcm.fzcm}
 		pid=${pid%%.*}
 		[ -d "/proc/$pid" ] || rm -f "$f"
+	done
+	for d in /var/run/dpdk/"$name"_*; do
+		[ -d "$d" ] || continue
+		pid=${d##*_}
+		[ -d "/proc/$pid" ] || rm -rf "$d"
 	done
 }
 trap 'rm -rf "$work"; clean_shm' EXIT
