@@ -122,10 +122,7 @@ def record(table, cfg, key, value):
 def round_rates(run, TestPmd, rnd):
     res, args = run.res, run.args
     for cfg in configs.CONFIGS:
-        groups = [(configs.SMALL, configs.SMALL_ARGS, "s")]
-        if cfg in configs.IPOIB:
-            groups.append((configs.LARGE, configs.LARGE_ARGS, "l"))
-        for sizes, targs, what in groups:
+        for sizes, targs, what in configs.rate_groups(cfg):
             name = configs.unique(cfg, what, rnd)
             r = run.attempt("%s rates %s round %d" % (cfg, sizes, rnd),
                             rates.measure, TestPmd, cfg, name, sizes,

@@ -41,17 +41,11 @@ def main():
         for label, cfg, which in ab.runs():
             ipoibtest.BUILD = builds[which]	# read by plugin() per process
             out = {}
-            # frames of 9000 B and up need testpmd's large-frame options
-            # (bench.py measures them the same way)
-            for group, targs in (("s", configs.SMALL_ARGS),
-                                 ("l", configs.LARGE_ARGS)):
-                part = [s for s in sizes if
-                        (s in configs.LARGE) == (group == "l")]
-                # and net_memif takes none (bench.py has no such row)
-                if part and (group == "s" or cfg != configs.MEMIF):
-                    out.update(rates.measure(
-                        TestPmd, cfg, ab.name("rab", rnd, label + group),
-                        part, targs, args.window))
+            # as bench.py: large frames in a pair of their own
+            for part, targs, group in configs.rate_groups(cfg, sizes):
+                out.update(rates.measure(
+                    TestPmd, cfg, ab.name("rab", rnd, label + group),
+                    part, targs, args.window))
             for size in out:
                 res.setdefault((size, label), []).append(out[size]["mpps"])
                 print("round %d %-16s %5d B: %.3f Mpps" %

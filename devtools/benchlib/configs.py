@@ -35,6 +35,16 @@ LARGE_ARGS = ["--max-pkt-len=65534", "--enable-scatter",
 GUID_A, GUID_B = "0xa1", "0xb1"
 
 
+def rate_groups(cfg, sizes=SMALL + LARGE):
+    """[(sizes, testpmd arguments, tag)]: the sizes of cfg measured with
+    one testpmd pair each, small then large; net_memif takes no large
+    frame."""
+    groups = [([s for s in sizes if s not in LARGE], SMALL_ARGS, "s")]
+    if cfg in IPOIB:
+        groups.append(([s for s in sizes if s in LARGE], LARGE_ARGS, "l"))
+    return [g for g in groups if g[0]]
+
+
 def tag(cfg):
     """A short name for file names: memif, on, off."""
     return "memif" if cfg == MEMIF else cfg.split("=")[1]
