@@ -33,14 +33,15 @@ shm_msg_len(const struct shm_send *wr)
 }
 
 /*
- * A message of SHM_STREAM_MIN bytes or more, posted with at least
- * SHM_STREAM_BATCH - 1 others, is written with non-temporal stores:
+ * A message of SHM_STREAM_MIN bytes or more, sent with at least
+ * SHM_STREAM_BATCH - 1 others (the receive WRs one round of
+ * shm_rc_send() claimed), is written with non-temporal stores:
  * without them each destination line is first read (a read for
  * ownership) from a receive buffer no core has touched for a ring's lap.
  * A message sent alone is not: its receiver is likely waiting for it and
  * would read its first line from memory, after a fence per message.
- * Streamed stores are weakly ordered: shm_copy() says it made some, and
- * its caller makes shm_copy_fence() before the completion is published.
+ * Streamed stores are weakly ordered: the caller of shm_copy() makes
+ * shm_copy_fence() before a streamed message's completion is published.
  */
 #define SHM_STREAM_MIN		4096
 #define SHM_STREAM_BATCH	4
@@ -75,6 +76,16 @@ shm_copy_stream(uint8_t *dst, const uint8_t *src, size_t n)
 	memcpy(dst, src, n);
 }
 
+/* One piece of a message, streamed or not as shm_copy() was told. */
+static inline void
+shm_copy_piece(uint8_t *dst, const void *src, size_t n, bool stream)
+{
+	if (unlikely(stream))
+		shm_copy_stream(dst, src, n);
+	else
+		memcpy(dst, src, n);
+}
+
 static inline void
 shm_copy_fence(void)
 {
@@ -84,11 +95,10 @@ shm_copy_fence(void)
 }
 
 /* shm_copy() of a message in pieces, or past a first segment. */
-static bool __attribute__((noinline))
+static void __attribute__((noinline))
 shm_copy_sg(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
-	    uint32_t skip, const struct shm_send *wr, bool bulk)
+	    uint32_t skip, const struct shm_send *wr, bool stream)
 {
-	bool stream = bulk && shm_msg_len(wr) >= SHM_STREAM_MIN;
 	uint32_t s = 0, soff = skip;
 	uint16_t i;
 
@@ -104,12 +114,9 @@ shm_copy_sg(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
 			uint8_t *dst = shm_arena_ptr(f, proc, d->sge[s].off);
 
 			if (dst == NULL)
-				goto out;
+				return;
 			shm_tsan_buf_take(dst);
-			if (stream)
-				shm_copy_stream(dst + soff, src, n);
-			else
-				memcpy(dst + soff, src, n);
+			shm_copy_piece(dst + soff, src, n, stream);
 			shm_tsan_buf_give(dst);
 			src += n;
 			left -= n;
@@ -120,44 +127,32 @@ shm_copy_sg(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
 			}
 		}
 	}
-out:
-	return stream;
 }
 
 /*
  * Scatter the message (after skip bytes of the buffer) into a WR posted by
  * process proc: the copy the "DMA" makes. The common message, one piece
  * within the buffer's first segment, is one lookup and one memcpy here;
- * any other goes through shm_copy_sg(). bulk: the message is one of
- * SHM_STREAM_BATCH or more posted together. True when it streamed:
- * shm_copy_fence() before the completion.
+ * any other goes through shm_copy_sg(). stream: with non-temporal
+ * stores (shm_copy_fence() before the completion).
  */
-static inline bool
+static inline void
 shm_copy(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
-	 uint32_t skip, const struct shm_send *wr, bool bulk)
+	 uint32_t skip, const struct shm_send *wr, bool stream)
 {
 	if (likely(wr->iovcnt == 1 && d->num_sge > 0 &&
 		   skip + wr->iov[0].iov_len <= d->sge[0].len)) {
 		uint8_t *dst = shm_arena_ptr(f, proc, d->sge[0].off);
-		bool streamed = false;
 
 		if (dst != NULL) {
 			shm_tsan_buf_take(dst);
-			if (likely(!bulk ||
-				   wr->iov[0].iov_len < SHM_STREAM_MIN)) {
-				memcpy(dst + skip, wr->iov[0].iov_base,
-				       wr->iov[0].iov_len);
-			} else {
-				shm_copy_stream(dst + skip,
-						wr->iov[0].iov_base,
-						wr->iov[0].iov_len);
-				streamed = true;
-			}
+			shm_copy_piece(dst + skip, wr->iov[0].iov_base,
+				       wr->iov[0].iov_len, stream);
 			shm_tsan_buf_give(dst);
 		}
-		return streamed;
+		return;
 	}
-	return shm_copy_sg(f, proc, d, skip, wr, bulk);
+	shm_copy_sg(f, proc, d, skip, wr, stream);
 }
 
 static void
@@ -174,7 +169,7 @@ shm_write_grh(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
 	grh[7] = 1;		/* hop limit: link-local */
 	memcpy(&grh[8], sgid, IPOIB_GID_LEN);
 	memcpy(&grh[24], dgid, IPOIB_GID_LEN);
-	(void)shm_copy(f, proc, d, 0, &w, false);
+	shm_copy(f, proc, d, 0, &w, false);
 }
 
 /*
@@ -257,8 +252,8 @@ shm_ud_deliver(struct shm_qp *qp, const struct shm_send *wr, uint32_t len,
 			shm_write_grh(f, d->proc, shm_rdesc(r, slot), len,
 				      qp->port->ent->gid, ah->dgid);
 		/* one message at a time: never streamed */
-		(void)shm_copy(f, d->proc, shm_rdesc(r, slot), IPOIB_GRH_LEN,
-			       wr, false);
+		shm_copy(f, d->proc, shm_rdesc(r, slot), IPOIB_GRH_LEN, wr,
+			 false);
 		cqe.byte_len = IPOIB_GRH_LEN + len;
 	}
 	shm_cq_push(c, &cqe, 1);
@@ -377,7 +372,7 @@ shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 	struct shm_fabric *f = qp->port->f;
 	const struct shm_qp_ent *peer = NULL;
 	struct shm_cqe tmpl = { .seq = 0 };
-	uint32_t slots[SHM_BURST], k, i, late;
+	uint32_t slots[SHM_BURST], late[SHM_BURST], k, i, nlate, stream_min;
 	struct shm_qp_ent pv;
 	struct shm_rq_ring *r;
 	struct shm_cq_ring *c;
@@ -438,11 +433,12 @@ shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 			__builtin_prefetch(&c->cqe[(t + i) & c->mask], 1, 3);
 		}
 		/*
-		 * From the first message streamed on (shm_copy()), the
-		 * completions wait for one fence after the last copy: the
-		 * poller stops at the first unpublished one anyway.
+		 * A streamed message's completion waits for one fence after
+		 * the last copy; the others are published as they are copied
+		 * (the poller stops at the first unpublished one anyway).
 		 */
-		late = k;
+		stream_min = k >= SHM_STREAM_BATCH ? SHM_STREAM_MIN : UINT32_MAX;
+		nlate = 0;
 		for (i = 0; i < k; i++) {
 			const struct shm_send *w = &wr[done + i];
 			struct shm_rdesc *d = shm_rdesc(r, slots[i]);
@@ -460,21 +456,22 @@ shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 				e->status = IPOIB_WC_LOC_LEN_ERR;
 				shm_add(&f->hdr->ports[peer->port].cnt_len_errs,
 					1);
-			} else {
-				if (shm_copy(f, peer->proc, d, 0, w,
-					     k >= SHM_STREAM_BATCH) &&
-				    late == k)
-					late = i;
+			} else if (likely(len < stream_min)) {
+				shm_copy(f, peer->proc, d, 0, w, false);
 				e->byte_len = len;
+			} else {
+				shm_copy(f, peer->proc, d, 0, w, true);
+				e->byte_len = len;
+				late[nlate++] = i;
+				continue;
 			}
-			if (late == k)
-				shm_cq_publish(e, t + i);
+			shm_cq_publish(e, t + i);
 		}
-		if (late < k) {
+		if (unlikely(nlate > 0)) {
 			shm_copy_fence();
-			for (i = late; i < k; i++)
-				shm_cq_publish(&c->cqe[(t + i) & c->mask],
-					       t + i);
+			for (i = 0; i < nlate; i++)
+				shm_cq_publish(&c->cqe[(t + late[i]) & c->mask],
+					       t + late[i]);
 		}
 		done += k;
 	}
