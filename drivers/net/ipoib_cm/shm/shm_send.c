@@ -373,6 +373,7 @@ shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 	const struct shm_qp_ent *peer = NULL;
 	struct shm_cqe tmpl = { .seq = 0 };
 	uint32_t slots[SHM_BURST], late[SHM_BURST], k, i, nlate, stream_min;
+	const struct shm_rdesc *desc[SHM_BURST];
 	struct shm_qp_ent pv;
 	struct shm_rq_ring *r;
 	struct shm_cq_ring *c;
@@ -429,7 +430,8 @@ shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 		 * per message, in turn, was two thirds of this function).
 		 */
 		for (i = 0; i < k; i++) {
-			__builtin_prefetch(shm_rdesc(r, slots[i]), 0, 3);
+			desc[i] = shm_rdesc(r, slots[i]);
+			__builtin_prefetch(desc[i], 0, 3);
 			__builtin_prefetch(&c->cqe[(t + i) & c->mask], 1, 3);
 		}
 		/*
@@ -441,7 +443,7 @@ shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 		nlate = 0;
 		for (i = 0; i < k; i++) {
 			const struct shm_send *w = &wr[done + i];
-			struct shm_rdesc *d = shm_rdesc(r, slots[i]);
+			const struct shm_rdesc *d = desc[i];
 			struct shm_cqe *e = shm_cq_entry_take(c, t + i);
 			uint32_t len = shm_msg_len(w);
 
