@@ -249,31 +249,19 @@ rnr_fill(struct test_net *net, uint32_t seq0, uint32_t *sent)
 	return 0;
 }
 
-/* B's receive queue full: RNR NAKs hold A's frames back, none is lost. */
+/*
+ * B receives the n frames A sent from sequence number expect on, in
+ * order, and nothing more.
+ */
 static int
-fault_rnr(const char *srq)
+rnr_drain(struct test_net *net, uint32_t expect, uint32_t sent)
 {
 	struct rte_mbuf *rx[32];
-	struct test_net net;
-	uint32_t seq = 0, sent, got = 0, expect;
-	char args[32];
+	uint32_t got = 0;
 	uint16_t n, i;
 
-	snprintf(args, sizeof(args), "srq=%s", srq);
-	TEST_RUN(test_net_open(&net, "t_f_rnr", args, args, 1));
-	TEST_RUN(rounds_until(&net, 1, net.port[0], "conns_tx_connected", 1,
-			      &seq));
-	TEST_RUN(rnr_fill(&net, 1000, &sent));
-	printf("    srq=%s: %u frames taken before B's queue was full\n",
-	       srq, sent);
-	TEST_ASSERT(test_xstat(net.port[0], "hca_rnr_naks") > 0, "RNR NAKs");
-	TEST_ASSERT_EQ(test_xstat(net.port[0], "qp_errors"), 0,
-		       "no QP error: RNR retries for ever");
-	TEST_ASSERT_EQ(test_xstat(net.port[0], "conns_tx_connected"), 1,
-		       "still connected");
-	expect = 1000;
 	while (got < sent) {
-		n = test_rx_until(net.port[1], rx, RTE_MIN(32u, sent - got),
+		n = test_rx_until(net->port[1], rx, RTE_MIN(32u, sent - got),
 				  TEST_HANG_MS);
 		TEST_ASSERT(n > 0, "B received %u of %u", got, sent);
 		for (i = 0; i < n; i++) {
@@ -288,8 +276,32 @@ fault_rnr(const char *srq)
 		rte_pktmbuf_free_bulk(rx, n);
 		got += n;
 	}
-	TEST_ASSERT_EQ(test_rx_until(net.port[1], rx, 1, 100), 0,
+	TEST_ASSERT_EQ(test_rx_until(net->port[1], rx, 1, 100), 0,
 		       "nothing more than was sent");
+	return 0;
+}
+
+/* B's receive queue full: RNR NAKs hold A's frames back, none is lost. */
+static int
+fault_rnr(const char *srq)
+{
+	struct test_net net;
+	uint32_t seq = 0, sent;
+	char args[32];
+
+	snprintf(args, sizeof(args), "srq=%s", srq);
+	TEST_RUN(test_net_open(&net, "t_f_rnr", args, args, 1));
+	TEST_RUN(rounds_until(&net, 1, net.port[0], "conns_tx_connected", 1,
+			      &seq));
+	TEST_RUN(rnr_fill(&net, 1000, &sent));
+	printf("    srq=%s: %u frames taken before B's queue was full\n",
+	       srq, sent);
+	TEST_ASSERT(test_xstat(net.port[0], "hca_rnr_naks") > 0, "RNR NAKs");
+	TEST_ASSERT_EQ(test_xstat(net.port[0], "qp_errors"), 0,
+		       "no QP error: RNR retries for ever");
+	TEST_ASSERT_EQ(test_xstat(net.port[0], "conns_tx_connected"), 1,
+		       "still connected");
+	TEST_RUN(rnr_drain(&net, 1000, sent));
 	TEST_RUN(test_net_rounds(&net, (unsigned int[]){ 1 }, 1, 10, 5000));
 	test_net_close(&net);
 	return 0;
@@ -310,6 +322,59 @@ test_fault_rnr_nosrq(void)
 }
 REGISTER_TEST(fault_rnr_nosrq, test_fault_rnr_nosrq,
 		    "connection ring full: RNR holds back, nothing lost");
+
+#define RNR_BURST	6
+#define RNR_VLAN	2	/* the frame of the burst that cannot go */
+
+/*
+ * A burst refused by RNR comes back as it was given, whatever the driver
+ * had done to it: the frames it encapsulated while it took them (before
+ * and after one it cannot send, a VLAN-tagged frame) have their Ethernet
+ * headers back. Once B has room the same mbufs go, in order, and the
+ * VLAN-tagged one is dropped, counted.
+ */
+static int
+test_fault_rnr_burst(void)
+{
+	struct rte_mbuf *m[RNR_BURST];
+	uint8_t copy[RNR_BURST][1000];
+	uint32_t seq = 0, sent, len[RNR_BURST], i, id = 5000;
+	struct test_net net;
+
+	TEST_RUN(test_net_open(&net, "t_f_rnrb", "", "", 1));
+	TEST_RUN(rounds_until(&net, 1, net.port[0], "conns_tx_connected", 1,
+			      &seq));
+	TEST_RUN(rnr_fill(&net, 1000, &sent));
+	for (i = 0; i < RNR_BURST; i++) {
+		m[i] = test_udp_frame(&net.mac[0], &net.mac[1], 1000,
+				      i == RNR_VLAN ? 0 : id++, false);
+		TEST_ASSERT(m[i] != NULL, "frame");
+		if (i == RNR_VLAN)
+			rte_pktmbuf_mtod(m[i], struct rte_ether_hdr *)->
+				ether_type = RTE_BE16(RTE_ETHER_TYPE_VLAN);
+		len[i] = m[i]->pkt_len;
+		memcpy(copy[i], rte_pktmbuf_mtod(m[i], void *), len[i]);
+	}
+	TEST_ASSERT_EQ(rte_eth_tx_burst(net.port[0], 0, m, RNR_BURST), 0,
+		       "B's queue is full: nothing taken");
+	for (i = 0; i < RNR_BURST; i++) {
+		TEST_ASSERT(m[i]->pkt_len == len[i] &&
+			    m[i]->data_len == len[i] &&
+			    memcmp(copy[i], rte_pktmbuf_mtod(m[i], void *),
+				   len[i]) == 0,
+			    "frame %u given back as it was", i);
+	}
+	TEST_RUN(rnr_drain(&net, 1000, sent));
+	TEST_ASSERT_EQ(rte_eth_tx_burst(net.port[0], 0, m, RNR_BURST),
+		       RNR_BURST, "B has room: all taken");
+	TEST_RUN(rnr_drain(&net, 5000, RNR_BURST - 1));
+	TEST_ASSERT_EQ(test_xstat(net.port[0], "tx_drop_vlan"), 1,
+		       "the VLAN-tagged frame dropped, counted");
+	test_net_close(&net);
+	return 0;
+}
+REGISTER_TEST(fault_rnr_burst, test_fault_rnr_burst,
+		    "a burst refused by RNR is given back as it was");
 
 static unsigned int lsc_events;
 

@@ -3,11 +3,12 @@
  *
  * Transmit: Ethernet frames in, IPoIB frames out, over RC to connected
  * peers and UD otherwise. Per packet: a peer lookup (ipoib_peer_hash.h,
- * with the last destination cached) and a path; frames go out in runs, one
- * post per run of frames for the same QP, in order. An RC receiver without buffers
- * (RNR) stops the burst: the frames it refused are given back to the
- * application unchanged, as a full NIC queue would, and nothing after them
- * is touched.
+ * with the last destination cached) and a path, both taken over from the
+ * frame before when it went over RC to the same peer; frames go out in
+ * runs, one post per run of frames for the same QP, in order. An RC
+ * receiver without buffers (RNR) stops the burst: the frames it refused
+ * are given back to the application unchanged, as a full NIC queue
+ * would, and nothing after them is touched.
  */
 
 #include <errno.h>
@@ -15,7 +16,6 @@
 
 #include <rte_cycles.h>
 #include <rte_ip.h>
-#include <rte_malloc.h>
 
 #include "ipoib_cm.h"
 #include "ipoib_frag.h"
@@ -25,7 +25,6 @@
 #include "ipoib_tx_held.h"
 
 #define IPOIB_FRAG_MAX		64	/* fragments of one packet */
-#define IPOIB_FRAG_POOL		1023
 
 /* What becomes of a frame. */
 enum ipoib_tx_action {
@@ -45,18 +44,6 @@ struct ipoib_tx_route {
 	uint32_t qpn;
 	uint16_t mtu;			/* IPOIB_TX_TOO_LONG */
 	bool rc;
-};
-
-/* A run of frames for one QP, encapsulated just before it is posted. */
-struct ipoib_tx_run {
-	struct ipoib_hca_qp *qp;
-	bool rc;
-	uint16_t n;
-	uint32_t rewritten;	/* bit i: frame i cannot be given back */
-	struct ipoib_send_wr wr[IPOIB_TX_BURST];
-	struct ipoib_peer *peer[IPOIB_TX_BURST];
-	uint32_t len[IPOIB_TX_BURST];	/* Ethernet frame bytes */
-	uint8_t saved[IPOIB_TX_BURST][IPOIB_HDR_LEN];	/* for undo */
 };
 
 /*
@@ -201,16 +188,39 @@ ipoib_tx_unencap(struct rte_mbuf *m, const uint8_t *saved)
 	memcpy(p + RTE_ETHER_HDR_LEN - IPOIB_HDR_LEN, saved, IPOIB_HDR_LEN);
 }
 
+/* Account frames sent over RC: a run there is one peer's (one QP). */
+static __rte_always_inline void
+ipoib_tx_account_rc(struct ipoib_txq *txq, const struct ipoib_tx_run *r,
+		    uint16_t from, uint16_t to)
+{
+	struct ipoib_peer_ctr *ctr =
+		ipoib_peer_ctr_at(txq->peer_rc, r->peer[from]->index);
+	uint32_t total = 0;
+	uint16_t i;
+
+	for (i = from; i < to; i++)
+		total += r->len[i];
+	IPOIB_STAT_ADD(ctr->pkts, to - from);
+	IPOIB_STAT_ADD(ctr->bytes, total);
+	IPOIB_STAT_ADD(txq->stats.rc_packets, to - from);
+	IPOIB_STAT_ADD(txq->stats.rc_bytes, total);
+	IPOIB_STAT_ADD(txq->stats.bytes, total);
+}
+
 /* Account frames sent: per path, and per peer run by run. */
 static void
 ipoib_tx_account(struct ipoib_txq *txq, const struct ipoib_tx_run *r,
 		 uint16_t from, uint16_t to)
 {
-	struct ipoib_peer_ctr *const *ctr = r->rc ? txq->peer_rc :
-						  txq->peer_ud;
+	struct ipoib_peer_ctr *const *ctr = txq->peer_ud;
 	uint32_t pkts = 0, bytes = 0, total = 0;
 	uint16_t i;
 
+	if (r->rc) {
+		if (to > from)
+			ipoib_tx_account_rc(txq, r, from, to);
+		return;
+	}
 	for (i = from; i < to; i++) {
 		struct ipoib_peer *p = r->peer[i];
 
@@ -227,13 +237,8 @@ ipoib_tx_account(struct ipoib_txq *txq, const struct ipoib_tx_run *r,
 		IPOIB_STAT_ADD(ipoib_peer_ctr_at(ctr, p->index)->bytes, bytes);
 		pkts = bytes = 0;
 	}
-	if (r->rc) {
-		IPOIB_STAT_ADD(txq->stats.rc_packets, to - from);
-		IPOIB_STAT_ADD(txq->stats.rc_bytes, total);
-	} else {
-		IPOIB_STAT_ADD(txq->stats.ud_packets, to - from);
-		IPOIB_STAT_ADD(txq->stats.ud_bytes, total);
-	}
+	IPOIB_STAT_ADD(txq->stats.ud_packets, to - from);
+	IPOIB_STAT_ADD(txq->stats.ud_bytes, total);
 	IPOIB_STAT_ADD(txq->stats.bytes, total);
 }
 
@@ -271,29 +276,48 @@ ipoib_tx_post_range(struct ipoib_txq *txq, struct ipoib_tx_run *r,
 
 /*
  * The common frame: unicast IPv4, or IPv6 that is not ICMPv6 (ND goes to
- * the full emulation), in an mbuf of our own: its 14-byte Ethernet header
+ * the full emulation). Its Ethernet header is in the first segment.
+ */
+static __rte_always_inline bool
+ipoib_tx_fast_type(const struct rte_mbuf *m, const struct rte_ether_hdr *eth)
+{
+	return eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV4) ||
+	       (eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV6) &&
+		m->data_len >= sizeof(*eth) + sizeof(struct rte_ipv6_hdr) &&
+		((const struct rte_ipv6_hdr *)(eth + 1))->proto !=
+		IPPROTO_ICMPV6);
+}
+
+/*
+ * A common frame in an mbuf of our own: its 14-byte Ethernet header
  * becomes the 4-byte IPoIB one, which only rewrites its last 4 bytes.
  */
 static __rte_always_inline bool
-ipoib_tx_fast_encap(struct rte_mbuf *m)
+ipoib_tx_fast_hdr(struct rte_mbuf *m)
 {
 	const struct rte_ether_hdr *eth =
 		rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
 	rte_be16_t type = eth->ether_type;
 	struct ipoib_hdr *h;
 
-	if ((type != RTE_BE16(RTE_ETHER_TYPE_IPV4) &&
-	     (type != RTE_BE16(RTE_ETHER_TYPE_IPV6) ||
-	      m->data_len < sizeof(*eth) + sizeof(struct rte_ipv6_hdr) ||
-	      ((const struct rte_ipv6_hdr *)(eth + 1))->proto ==
-	      IPPROTO_ICMPV6)) ||
-	    !RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1)
+	if (!RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1)
 		return false;
-	h = (struct ipoib_hdr *)rte_pktmbuf_adj(m, RTE_ETHER_HDR_LEN -
-					       IPOIB_HDR_LEN);
+	m->data_off += RTE_ETHER_HDR_LEN - IPOIB_HDR_LEN;
+	m->data_len -= RTE_ETHER_HDR_LEN - IPOIB_HDR_LEN;
+	m->pkt_len -= RTE_ETHER_HDR_LEN - IPOIB_HDR_LEN;
+	h = rte_pktmbuf_mtod(m, struct ipoib_hdr *);
 	h->proto = type;
 	h->reserved = 0;
 	return true;
+}
+
+static __rte_always_inline bool
+ipoib_tx_fast_encap(struct rte_mbuf *m)
+{
+	return m->data_len >= RTE_ETHER_HDR_LEN &&
+	       ipoib_tx_fast_type(m, rte_pktmbuf_mtod(m,
+						const struct rte_ether_hdr *)) &&
+	       ipoib_tx_fast_hdr(m);
 }
 
 /*
@@ -350,24 +374,38 @@ ipoib_tx_encap(struct ipoib_txq *txq, struct ipoib_tx_run *r, uint16_t i)
 	return ipoib_eth_encap(m, &priv->eth, &dst);
 }
 
+/* Take frame i into the run: what accounting and undo need of it. */
+static __rte_always_inline void
+ipoib_tx_take(struct ipoib_tx_run *r, uint16_t i)
+{
+	const struct rte_mbuf *m = r->wr[i].m;
+
+	r->len[i] = m->pkt_len;
+	memcpy(r->saved[i], rte_pktmbuf_mtod_offset(m, const uint8_t *,
+		RTE_ETHER_HDR_LEN - IPOIB_HDR_LEN), IPOIB_HDR_LEN);
+}
+
 /*
- * Encapsulate and post the run, in order. Returns how many frames were
- * consumed (sent or dropped) from its start; fewer than r->n means the
- * receiver refused the rest, which are given back unchanged.
+ * Encapsulate and post the run, in order. Frames the burst took already
+ * encapsulated (r->encapped, the common frame) are only posted. Returns
+ * how many frames were consumed (sent or dropped) from its start; fewer
+ * than r->n means the receiver refused the rest, which are given back
+ * unchanged.
  */
 static uint16_t
 ipoib_tx_flush(struct ipoib_txq *txq, struct ipoib_tx_run *r)
 {
-	uint16_t start = 0, done = 0, i, sent;
+	uint32_t todo = ~r->encapped & (uint32_t)((UINT64_C(1) << r->n) - 1);
+	uint16_t start = 0, done = 0, i, j, sent;
 
 	r->rewritten = 0;
-	for (i = 0; i < r->n; i++) {
-		struct rte_mbuf *m = r->wr[i].m;
+	for (; todo != 0; todo &= todo - 1) {
+		struct rte_mbuf *m;
 		int ret;
 
-		r->len[i] = m->pkt_len;
-		memcpy(r->saved[i], rte_pktmbuf_mtod_offset(m, uint8_t *,
-			RTE_ETHER_HDR_LEN - IPOIB_HDR_LEN), IPOIB_HDR_LEN);
+		i = (uint16_t)rte_bsf32(todo);
+		m = r->wr[i].m;
+		ipoib_tx_take(r, i);
 		ret = ipoib_tx_encap(txq, r, i);
 		if (likely(ret == 0))
 			continue;
@@ -375,7 +413,13 @@ ipoib_tx_flush(struct ipoib_txq *txq, struct ipoib_tx_run *r)
 		sent = ipoib_tx_post_range(txq, r, start, i);
 		done += sent;
 		if (sent < i - start) {
-			r->n = 0;	/* the bad one goes back too, intact */
+			/* the bad one goes back too, intact, and those after */
+			for (j = i + 1; j < r->n; j++)
+				if (r->encapped & (UINT32_C(1) << j))
+					ipoib_tx_unencap(r->wr[j].m,
+							 r->saved[j]);
+			r->n = 0;
+			r->encapped = 0;
 			return done;
 		}
 		ipoib_tx_drop_encap(txq, m, ret);
@@ -384,6 +428,7 @@ ipoib_tx_flush(struct ipoib_txq *txq, struct ipoib_tx_run *r)
 	}
 	done += ipoib_tx_post_range(txq, r, start, r->n);
 	r->n = 0;
+	r->encapped = 0;
 	return done;
 }
 
@@ -427,6 +472,7 @@ ipoib_tx_too_long(struct ipoib_txq *txq, struct rte_mbuf *m,
 			r->qp = txq->ud_qp;
 			r->rc = false;
 			r->n = 0;
+			r->encapped = 0;
 			for (i = 0; i < n; i++) {
 				if (!ok) {
 					ipoib_tx_drop(frags[i],
@@ -538,6 +584,25 @@ ipoib_tx_route(struct ipoib_txq *txq, struct rte_mbuf *m,
 }
 
 /*
+ * The frame after one routed over RC, to the same peer: the same route
+ * (what ipoib_tx_route() read of the peer, once per burst, holds for the
+ * burst as it would have for one frame), once the frame itself is known
+ * to go that way: long enough, the same destination, a common frame
+ * (ipoib_tx_fast_type(): not ARP or ND), within the connection's MTU.
+ */
+static __rte_always_inline bool
+ipoib_tx_same_rc(const struct rte_mbuf *m, const struct ipoib_tx_route *rt)
+{
+	const struct rte_ether_hdr *eth =
+		rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+
+	return m->data_len >= RTE_ETHER_HDR_LEN &&
+	       rte_is_same_ether_addr(&eth->dst_addr, &rt->peer->mac) &&
+	       ipoib_tx_fast_type(m, eth) &&
+	       m->pkt_len - RTE_ETHER_HDR_LEN <= rt->mtu;
+}
+
+/*
  * Hand a frame to the control thread (ipoib_tx_held.c), counted; false
  * when its ring is full: the frame is not taken (given back untouched).
  * The peer's count goes up first, so that the control thread, which
@@ -602,17 +667,33 @@ ipoib_tx_send(struct ipoib_txq *txq, struct rte_mbuf **pkts, uint16_t n)
 	struct ipoib_tx_run *r = txq->run;
 	uint64_t held = txq->stats.held;
 	struct ipoib_tx_route rt;
-	uint16_t i, consumed = 0;
+	bool same = false;	/* rt routes the last frame over RC */
+	bool fast;		/* this one too, and it is a common frame */
+	uint16_t i, k = 0, consumed = 0;
+	uint32_t enc = 0;
 
 	n = RTE_MIN(n, (uint16_t)IPOIB_TX_BURST);
-	r->n = 0;
+	/* the run's length and encapsulated frames in locals, stored to flush */
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
-		enum ipoib_tx_action act = ipoib_tx_route(txq, m, &rt);
+		enum ipoib_tx_action act;
+
+		if (same && ipoib_tx_same_rc(m, &rt)) {
+			act = IPOIB_TX_SEND;
+			fast = true;
+		} else {
+			act = ipoib_tx_route(txq, m, &rt);
+			same = act == IPOIB_TX_SEND && rt.rc;
+			fast = false;
+		}
 
 		/* a run ends at a new QP, or at a frame not sent as it is */
-		if (r->n > 0 && (act != IPOIB_TX_SEND || rt.qp != r->qp)) {
+		if (k > 0 && (act != IPOIB_TX_SEND || rt.qp != r->qp)) {
+			r->n = k;
+			r->encapped = enc;
 			consumed += ipoib_tx_flush(txq, r);
+			k = 0;
+			enc = 0;
 			if (consumed < i)
 				goto out;	/* refused: frames i.. untouched */
 		}
@@ -629,17 +710,26 @@ ipoib_tx_send(struct ipoib_txq *txq, struct rte_mbuf **pkts, uint16_t n)
 			consumed++;
 			continue;
 		}
-		if (r->n == 0) {
+		if (k == 0) {
 			r->qp = rt.qp;
 			r->rc = rt.rc;
 		}
-		r->wr[r->n].m = m;
-		r->wr[r->n].ah = rt.ah;
-		r->wr[r->n].remote_qpn = rt.qpn;
-		r->wr[r->n].remote_qkey = txq->ud_qkey;
-		r->peer[r->n] = rt.peer;
-		r->n++;
+		r->wr[k].m = m;
+		r->wr[k].ah = rt.ah;
+		r->wr[k].remote_qpn = rt.qpn;
+		r->wr[k].remote_qkey = txq->ud_qkey;
+		r->peer[k] = rt.peer;
+		/* the common frame is encapsulated while it is at hand */
+		if (likely(rt.peer != NULL)) {
+			ipoib_tx_take(r, k);
+			if (likely(fast ? ipoib_tx_fast_hdr(m) :
+				   ipoib_tx_fast_encap(m)))
+				enc |= UINT32_C(1) << k;
+		}
+		k++;
 	}
+	r->n = k;
+	r->encapped = enc;
 	consumed += ipoib_tx_flush(txq, r);
 out:
 	/* held frames count as sent when the control thread sent them */
@@ -665,90 +755,4 @@ ipoib_tx_burst(void *q, struct rte_mbuf **pkts, uint16_t n)
 	sent = ipoib_tx_send(txq, pkts, n);
 	ipoib_rcu_leave(qsbr, &txq->rcu);
 	return sent;
-}
-
-/* ---- queue setup ---------------------------------------------------------- */
-
-void
-ipoib_txq_free(struct ipoib_priv *priv, struct ipoib_txq *txq)
-{
-	struct ipoib_mem_mark m;
-
-	ipoib_mem_begin(&m);
-	rte_mempool_free(txq->frag_direct);
-	rte_mempool_free(txq->frag_indirect);
-	ipoib_mem_end(&m, &priv->acct, IPOIB_MEM_MEMPOOLS);
-	ipoib_mem_free(&priv->acct, IPOIB_MEM_QUEUES, txq->frag_run);
-	ipoib_mem_free(&priv->acct, IPOIB_MEM_QUEUES, txq->run);
-	ipoib_mem_free(&priv->acct, IPOIB_MEM_QUEUES, txq);
-}
-
-struct ipoib_txq *
-ipoib_txq_new(struct ipoib_priv *priv, uint16_t qid, int socket)
-{
-	struct ipoib_txq *txq;
-
-	/* read with every UD send: in the burst's first cache line */
-	RTE_BUILD_BUG_ON(offsetof(struct ipoib_txq, ud_qkey) +
-			 sizeof(txq->ud_qkey) > RTE_CACHE_LINE_SIZE);
-	txq = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_QUEUES, "ipoib_txq",
-				sizeof(*txq), RTE_CACHE_LINE_SIZE, socket);
-	if (txq == NULL)
-		return NULL;
-	txq->run = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_QUEUES, "ipoib_txr",
-				     sizeof(*txq->run), RTE_CACHE_LINE_SIZE,
-				     socket);
-	txq->frag_run = ipoib_mem_zmalloc(&priv->acct, IPOIB_MEM_QUEUES,
-					  "ipoib_txf", sizeof(*txq->run),
-					  RTE_CACHE_LINE_SIZE, socket);
-	if (txq->run == NULL || txq->frag_run == NULL) {
-		ipoib_txq_free(priv, txq);
-		return NULL;
-	}
-	txq->priv = priv;
-	txq->queue_id = qid;
-	txq->rcu.id = IPOIB_MAX_QUEUES + qid;
-	return txq;
-}
-
-int
-ipoib_txq_setup(struct rte_eth_dev *dev, uint16_t qid, uint16_t nb_desc,
-		unsigned int socket)
-{
-	struct ipoib_priv *priv = dev->data->dev_private;
-	char name[RTE_MEMPOOL_NAMESIZE];
-	struct ipoib_mem_mark m;
-	struct ipoib_txq *txq;
-
-	ipoib_txq_release(dev, qid);
-	txq = ipoib_txq_new(priv, qid, (int)socket);
-	if (txq == NULL)
-		return -ENOMEM;
-	txq->nb_desc = nb_desc;
-	ipoib_mem_begin(&m);
-	snprintf(name, sizeof(name), "ipfd_%u_%u", dev->data->port_id, qid);
-	txq->frag_direct = rte_pktmbuf_pool_create(name, IPOIB_FRAG_POOL, 32,
-						   0, RTE_MBUF_DEFAULT_BUF_SIZE,
-						   (int)socket);
-	snprintf(name, sizeof(name), "ipfi_%u_%u", dev->data->port_id, qid);
-	txq->frag_indirect = rte_pktmbuf_pool_create(name, IPOIB_FRAG_POOL,
-						     32, 0, 0, (int)socket);
-	ipoib_mem_end(&m, &priv->acct, IPOIB_MEM_MEMPOOLS);
-	if (txq->frag_direct == NULL || txq->frag_indirect == NULL) {
-		ipoib_txq_free(priv, txq);
-		return -ENOMEM;
-	}
-	dev->data->tx_queues[qid] = txq;
-	return 0;
-}
-
-void
-ipoib_txq_release(struct rte_eth_dev *dev, uint16_t qid)
-{
-	struct ipoib_txq *txq = dev->data->tx_queues[qid];
-
-	if (txq == NULL)
-		return;
-	ipoib_txq_free(txq->priv, txq);
-	dev->data->tx_queues[qid] = NULL;
 }

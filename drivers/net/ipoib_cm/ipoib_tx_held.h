@@ -155,7 +155,7 @@ void ipoib_tx_held_fini(struct ipoib_priv *priv);
 /* ipoib_tx.c: route and send a burst, as tx_burst does (any tx queue) */
 uint16_t ipoib_tx_send(struct ipoib_txq *txq, struct rte_mbuf **pkts,
 		       uint16_t n);
-/* ipoib_tx.c: a tx queue's memory, made and freed (its own pools too) */
+/* ipoib_txq.c: a tx queue's memory, made and freed (its own pools too) */
 struct ipoib_txq *ipoib_txq_new(struct ipoib_priv *priv, uint16_t qid,
 				int socket);
 void ipoib_txq_free(struct ipoib_priv *priv, struct ipoib_txq *txq);
