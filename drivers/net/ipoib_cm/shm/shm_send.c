@@ -374,6 +374,7 @@ shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 	struct shm_cqe tmpl = { .seq = 0 };
 	uint32_t slots[SHM_BURST], late[SHM_BURST], k, i, nlate, stream_min;
 	const struct shm_rdesc *desc[SHM_BURST];
+	bool cap;	/* a capture runs: each message is written to it too */
 	struct shm_qp_ent pv;
 	struct shm_rq_ring *r;
 	struct shm_cq_ring *c;
@@ -441,6 +442,7 @@ shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 		 */
 		stream_min = k >= SHM_STREAM_BATCH ? SHM_STREAM_MIN : UINT32_MAX;
 		nlate = 0;
+		cap = qp->port->cap != NULL;
 		for (i = 0; i < k; i++) {
 			const struct shm_send *w = &wr[done + i];
 			const struct shm_rdesc *d = desc[i];
@@ -450,7 +452,7 @@ shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 			/* the body, not seq nor the padding */
 			memcpy(&e->rq_off, &tmpl.rq_off, SHM_CQE_BODY_LEN);
 			e->slot = slots[i];
-			if (qp->port->cap != NULL)
+			if (unlikely(cap))
 				shm_capture_tx(qp->port, w, qp->peer_qpn,
 					       f->hdr->ports[peer->port].gid,
 					       len);
