@@ -2,16 +2,60 @@
  * Copyright(c) 2026 The net_ipoibcm authors
  *
  * Queues of the shm fabric: completion queues and receive queues (own
- * and shared). This is the datapath: no locks, no system calls. Who may
- * run each function concurrently is stated with it.
+ * and shared). This is the datapath: no locks, and no system calls but
+ * a flush's membarrier() (below). Who may run each function concurrently
+ * is stated with it.
  */
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/membarrier.h>
 
 #include "shm_internal.h"
 #include "shm_log.h"
+
+/*
+ * A receive queue's post and its flush are a Dekker pair: the poster
+ * stores prod then loads flushed, the flusher stores flushed then loads
+ * prod (shm_rq_claim()); either the post sees the flush begun, or the
+ * flush sees what was posted, else a WR posted to a queue in error would
+ * never complete. Both are threads of the queue's owner (an lcore posts,
+ * its control side flushes, or the poster itself once it sees flushed).
+ * The poster, at every post, makes a release store and a plain load; the
+ * flusher, rarely, makes membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)
+ * between its store and its load: every thread of the process running
+ * then goes through a full fence, so the poster's store is visible
+ * before the flusher loads, or the poster's load comes after the
+ * flusher's store. A sequentially consistent store of prod (an xchg on
+ * x86) waited for every descriptor the post wrote: the receiver's profile
+ * at 64 B put 18 % of its time on it. Without membarrier() (an old
+ * kernel, a seccomp filter) both sides are sequentially consistent.
+ */
+static pthread_once_t shm_asym_once = PTHREAD_ONCE_INIT;
+static bool shm_asym;	/* membarrier() registered for this process */
+
+static void
+shm_asym_init(void)
+{
+	shm_asym = syscall(__NR_membarrier,
+			   MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
+/* The flusher's fence, after its store of flushed and before its loads. */
+static void
+shm_asym_fence_slow(const struct shm_rq *rq)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (rq->asym &&
+	    syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0,
+		    0) != 0)
+		SHM_LOG(ERR, "membarrier: %s", strerror(errno));
+}
 
 /* ---- completion queues --------------------------------------------------- */
 
@@ -228,6 +272,8 @@ shm_rq_create(struct shm_port *p, uint32_t max_wr, uint32_t max_sge,
 	rq = calloc(1, sizeof(*rq));
 	if (rq == NULL)
 		return NULL;
+	pthread_once(&shm_asym_once, shm_asym_init);
+	rq->asym = shm_asym;
 	rq->wr_id = calloc(max_wr, sizeof(*rq->wr_id));
 	rq->free_slots = calloc(max_wr, sizeof(*rq->free_slots));
 	if (rq->wr_id == NULL || rq->free_slots == NULL ||
@@ -309,9 +355,9 @@ shm_rq_flush(struct shm_rq *rq)
 	struct shm_cqe tmpl[SHM_BURST];
 	uint32_t slots[SHM_BURST], k, i;
 
-	/* seq_cst: see shm_rq_post() */
+	/* the flusher's side of the pair (top of this file) */
 	__atomic_store_n(&rq->ring->flushed, 1, __ATOMIC_SEQ_CST);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	shm_asym_fence_slow(rq);
 	while ((k = shm_rq_claim(rq->ring, SHM_BURST, slots)) != 0) {
 		for (i = 0; i < k; i++) {
 			memset(&tmpl[i], 0, sizeof(tmpl[i]));
@@ -344,6 +390,7 @@ shm_rq_post(struct shm_rq *rq, const uint64_t *wr_id,
 	uint32_t nr_free = rq->nr_free, max_sge = r->max_sge, mask = r->mask;
 	uint64_t *ids = rq->wr_id;
 	uint32_t *ring = r->ring;
+	uint32_t flushed;
 	uint16_t i, j;
 
 	/*
@@ -409,14 +456,18 @@ posted:
 	rq->nr_free = nr_free;
 	rq->outstanding += i;
 	/*
-	 * Pairs with the acquire load of prod in shm_rq_claim(). Sequentially
-	 * consistent, as is the store of flushed in shm_rq_flush(): either
-	 * this post sees the flush begun, or the flush sees what it posted;
-	 * a release store here could pass the load of flushed below and
-	 * leave a WR in an errored queue never completed.
+	 * Pairs with the acquire load of prod in shm_rq_claim(); the
+	 * poster's side of the pair with shm_rq_flush() (top of this file).
 	 */
-	__atomic_store_n(&r->prod, prod + i, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&r->flushed, __ATOMIC_SEQ_CST))
+	if (likely(rq->asym)) {
+		__atomic_store_n(&r->prod, prod + i, __ATOMIC_RELEASE);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		flushed = __atomic_load_n(&r->flushed, __ATOMIC_RELAXED);
+	} else {
+		__atomic_store_n(&r->prod, prod + i, __ATOMIC_SEQ_CST);
+		flushed = __atomic_load_n(&r->flushed, __ATOMIC_SEQ_CST);
+	}
+	if (flushed)
 		shm_rq_flush(rq);
 	return i;
 }
