@@ -150,12 +150,12 @@ shm_cq_poll(struct shm_cq *cq, struct ipoib_wc *wc, uint16_t n)
 	struct shm_fabric *f = cq->port->f;
 	/* a capture started meanwhile sees the next poll's */
 	bool cap = cq->port->cap != NULL;
-	uint64_t h = cq->head;
+	uint64_t h = cq->head, rq_off = UINT64_MAX;
+	struct shm_rq *rq = NULL;
 	uint16_t i;
 
 	for (i = 0; i < n; i++) {
 		struct shm_cqe *e = &c->cqe[h & c->mask];
-		struct shm_rq *rq;
 
 		if (shm_load(&e->seq) != h + 1) {
 			if (i == 0 && shm_cq_stalled(cq)) {
@@ -165,8 +165,13 @@ shm_cq_poll(struct shm_cq *cq, struct ipoib_wc *wc, uint16_t n)
 			}
 			break;
 		}
-		rq = (struct shm_rq *)(uintptr_t)shm_load(&((struct shm_rq_ring *)
-			shm_arena_ptr(f, f->proc, e->rq_off))->handle);
+		/* the queue of the one before, mostly (one SRQ, one QP's) */
+		if (unlikely(e->rq_off != rq_off)) {
+			rq_off = e->rq_off;
+			rq = (struct shm_rq *)(uintptr_t)shm_load(
+				&((struct shm_rq_ring *)shm_arena_ptr(f, f->proc,
+					rq_off))->handle);
+		}
 		if (unlikely(rq == NULL)) {
 			/*
 			 * Its queue is gone: a sender that stalled past
