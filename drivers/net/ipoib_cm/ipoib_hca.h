@@ -390,7 +390,8 @@ ipoib_hca_free_sent(struct rte_mbuf **pkts, uint16_t n)
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 
-		if (unlikely(m->next != NULL || !RTE_MBUF_DIRECT(m) ||
+		/* nb_segs: in the first line, next is not (a miss) */
+		if (unlikely(m->nb_segs != 1 || !RTE_MBUF_DIRECT(m) ||
 			     rte_mbuf_refcnt_read(m) != 1)) {
 			rte_pktmbuf_free(m);
 			continue;

@@ -313,9 +313,12 @@ ipoib_shm_post_send(struct ipoib_hca_qp *hqp, const struct ipoib_send_wr *wr,
 
 			iov[i][0].iov_base = rte_pktmbuf_mtod(m, void *);
 			iov[i][0].iov_len = m->data_len;
-			/* a chain: the rest of its segments */
-			for (m = m->next; unlikely(m != NULL) &&
-			     s < IPOIB_MAX_SGE; m = m->next, s++) {
+			/* a chain: the rest of its segments (next is in the
+			 * mbuf's second line: not read for one segment)
+			 */
+			for (m = unlikely(m->nb_segs > 1) ? m->next : NULL;
+			     unlikely(m != NULL) && s < IPOIB_MAX_SGE;
+			     m = m->next, s++) {
 				iov[i][s].iov_base = rte_pktmbuf_mtod(m,
 								      void *);
 				iov[i][s].iov_len = m->data_len;
