@@ -385,6 +385,8 @@ shm_fabric_free(struct shm_fabric *f, bool owner)
 		shm_seg_name(name, sizeof(name), f, f->proc, f->gen, i);
 		shm_unlink(name);
 	}
+	for (i = 0; i < SHM_RQ_MAX / SHM_RQ_CHUNK; i++)
+		free(f->rq_tab[i]);
 	if (f->hdr != NULL && f->hdr != MAP_FAILED)
 		munmap(f->hdr, f->hdr_size);
 	pthread_mutex_destroy(&f->lock);

@@ -31,7 +31,7 @@
 #include "shm_log.h"
 
 #define SHM_MAGIC		0x69706f6962636d31ULL	/* "ipoibcm1" */
-#define SHM_VERSION		9	/* 9: CM bell wakes only sleepers */
+#define SHM_VERSION		10	/* 10: 32-byte CQEs naming the RQ by id */
 /*
  * A process's arena is a set of segments, each a shared memory object
  * mapped whole: applications that mlockall() (testpmd does) lock every page
@@ -57,11 +57,21 @@
  */
 #define SHM_GONE_GRACE_NS	(200ULL * 1000000ULL)
 
+/*
+ * A receive queue's id (in its ring and its CQEs): its index in its
+ * process's table and above it a generation, never 0, so a completion of
+ * a queue destroyed is not taken for the next one at its index.
+ */
+#define SHM_RQ_IDX_BITS		17
+#define SHM_RQ_MAX		(1u << SHM_RQ_IDX_BITS)
+#define SHM_RQ_CHUNK		1024	/* table entries allocated at once */
+#define SHM_RQ_IDX(id)		((id) & (SHM_RQ_MAX - 1))
+#define SHM_ANY_RQ		0	/* shm_cq_pending(): no queue's id */
+
 #define SHM_QPN_INDEX(qpn)	((qpn) & (SHM_MAX_QPS - 1))
 #define SHM_QPN_GEN(qpn)	(((qpn) >> 16) & 0xff)
 
 #define shm_load(p)		__atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define SHM_ANY_RQ		UINT64_MAX	/* shm_cq_pending() */
 #define shm_load_relaxed(p)	__atomic_load_n((p), __ATOMIC_RELAXED)
 #define shm_store(p, v)		__atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define shm_store_relaxed(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELAXED)
@@ -218,10 +228,15 @@ struct shm_hdr {
 
 /* ---- shared: queues, in the owner's arena ------------------------------ */
 
-/* A completion. seq is written last (release): h + 1 for position h. */
+/*
+ * A completion, two a line: a sender writes half a line (one the receiver
+ * last read) per small message. seq, written last (release), is h + 1 mod
+ * 2^32 for position h: far more than a CQ holds, so no earlier lap's
+ * entry matches. rq_id: the slot's receive queue (shm_rq_find()).
+ */
 struct shm_cqe {
-	uint64_t seq;
-	uint64_t rq_off;	/* which RQ/SRQ the slot belongs to */
+	uint32_t seq;
+	uint32_t rq_id;
 	uint32_t slot;
 	uint32_t byte_len;
 	uint32_t qp_num;
@@ -230,15 +245,15 @@ struct shm_cqe {
 	uint16_t slid;
 	uint8_t status;
 	uint8_t wc_flags;
-	uint8_t pad[24];
-} SHM_ALIGNED;
+} __attribute__((aligned(32)));
 
-/* A CQE's fields after seq, up to its padding (shm_cq_push()). */
-#define SHM_CQE_BODY_LEN	(offsetof(struct shm_cqe, pad) - \
-				 offsetof(struct shm_cqe, rq_off))
-_Static_assert(offsetof(struct shm_cqe, rq_off) == sizeof(uint64_t) &&
-	       offsetof(struct shm_cqe, seq) == 0,
-	       "a CQE is seq, then its body");
+/* A CQE's fields after seq (shm_cq_push()). */
+#define SHM_CQE_BODY_LEN	(sizeof(struct shm_cqe) - \
+				 offsetof(struct shm_cqe, rq_id))
+_Static_assert(offsetof(struct shm_cqe, rq_id) == sizeof(uint32_t) &&
+	       offsetof(struct shm_cqe, seq) == 0 &&
+	       sizeof(struct shm_cqe) == SHM_CACHE_LINE / 2,
+	       "a CQE is seq, then its body, two to a line");
 
 /*
  * From byte_len to wc_flags a CQE holds the fields of struct ipoib_wc in
@@ -306,7 +321,8 @@ struct shm_rq_ring {
 	uint32_t limit_fired;
 	uint32_t flushed;	/* in error: posts complete at once */
 	uint32_t desc_rel;	/* descriptor table, from the ring's start */
-	uint64_t handle;	/* owner's struct shm_rq *, opaque to others */
+	uint32_t id;		/* the completions' rq_id */
+	uint32_t pad;
 	uint64_t cq_off;	/* own RQ: the QP's receive CQ */
 	/* the owner's index and the senders', a line each */
 	uint64_t prod SHM_ALIGNED;
@@ -392,6 +408,14 @@ struct shm_fabric {
 	ino_t hdr_ino;
 	bool lost;		/* atomic: our objects are gone from /dev/shm */
 	uint64_t arena_used;	/* bytes allocated in our arena (lock) */
+	/*
+	 * Our receive queues by id (SHM_RQ_IDX()): chunks allocated under
+	 * the lock and kept until detach; entries stored under the lock and
+	 * read by pollers without it (shm_rq_find()).
+	 */
+	struct shm_rq **rq_tab[SHM_RQ_MAX / SHM_RQ_CHUNK];
+	uint32_t rq_next;	/* where the next free index is looked for */
+	uint32_t rq_gen;	/* queues created: the ids' upper bits */
 };
 
 struct shm_capture;
@@ -449,6 +473,7 @@ struct shm_rq {
 	struct shm_port *port;
 	struct shm_rq_ring *ring;
 	uint64_t off;
+	uint32_t id;		/* SHM_RQ_IDX() and a generation */
 	uint64_t *wr_id;	/* by slot */
 	uint32_t *free_slots;	/* stack of free slot ids */
 	uint32_t nr_free;
@@ -704,7 +729,7 @@ struct shm_rq *shm_rq_create(struct shm_port *p, uint32_t max_wr,
 			     uint32_t max_sge, bool srq);
 void shm_rq_free(struct shm_rq *rq);
 void shm_rq_flush(struct shm_rq *rq);
-uint32_t shm_cq_pending(const struct shm_cq *cq, uint64_t rq_off);
+uint32_t shm_cq_pending(const struct shm_cq *cq, uint32_t rq_id);
 uint32_t shm_rq_claim(struct shm_rq_ring *r, uint32_t want, uint32_t *slots);
 void shm_cq_push(struct shm_cq_ring *c, const struct shm_cqe *tmpl,
 		 uint32_t n);
@@ -768,7 +793,7 @@ shm_cq_entry_take(struct shm_cq_ring *c, uint64_t pos)
 static inline void
 shm_cq_publish(struct shm_cqe *e, uint64_t pos)
 {
-	shm_store(&e->seq, pos + 1);
+	shm_store(&e->seq, (uint32_t)(pos + 1));
 	shm_tsan_buf_give(e);	/* read: a sender of the next lap may fill it */
 }
 

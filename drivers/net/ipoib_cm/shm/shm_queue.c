@@ -112,8 +112,8 @@ shm_cq_push(struct shm_cq_ring *c, const struct shm_cqe *tmpl, uint32_t n)
 	for (i = 0; i < n; i++) {
 		struct shm_cqe *e = shm_cq_entry_take(c, t + i);
 
-		/* rq_off to wc_flags, in one piece: every field but seq */
-		memcpy(&e->rq_off, &tmpl[i].rq_off, SHM_CQE_BODY_LEN);
+		/* rq_id to wc_flags, in one piece: every field but seq */
+		memcpy(&e->rq_id, &tmpl[i].rq_id, SHM_CQE_BODY_LEN);
 		shm_cq_publish(e, t + i);
 	}
 }
@@ -143,6 +143,25 @@ shm_cq_stalled(struct shm_cq *cq)
 	return true;
 }
 
+/*
+ * Our receive queue of that id, NULL if it is gone (shm_rq_free()). Its
+ * poller's side: the queue, once found, is used until its destroyer
+ * knows no completion of it is left (shm_cq_pending()).
+ */
+static struct shm_rq *
+shm_rq_find(struct shm_fabric *f, uint32_t id)
+{
+	uint32_t i = SHM_RQ_IDX(id);
+	struct shm_rq **chunk = __atomic_load_n(&f->rq_tab[i / SHM_RQ_CHUNK],
+						__ATOMIC_ACQUIRE);
+	struct shm_rq *rq;
+
+	if (chunk == NULL)
+		return NULL;
+	rq = __atomic_load_n(&chunk[i % SHM_RQ_CHUNK], __ATOMIC_ACQUIRE);
+	return rq != NULL && rq->id == id ? rq : NULL;
+}
+
 /* One consumer: the lcore that owns the CQ. */
 uint16_t
 shm_cq_poll(struct shm_cq *cq, struct ipoib_wc *wc, uint16_t n)
@@ -151,14 +170,15 @@ shm_cq_poll(struct shm_cq *cq, struct ipoib_wc *wc, uint16_t n)
 	struct shm_fabric *f = cq->port->f;
 	/* a capture started meanwhile sees the next poll's */
 	bool cap = cq->port->cap != NULL;
-	uint64_t h = cq->head, rq_off = UINT64_MAX;
+	uint64_t h = cq->head;
+	uint32_t rq_id = SHM_ANY_RQ;	/* no queue's */
 	struct shm_rq *rq = NULL;
 	uint16_t i;
 
 	for (i = 0; i < n; i++) {
 		struct shm_cqe *e = &c->cqe[h & c->mask];
 
-		if (shm_load(&e->seq) != h + 1) {
+		if (shm_load(&e->seq) != (uint32_t)(h + 1)) {
 			if (i == 0 && shm_cq_stalled(cq)) {
 				h++;
 				i--;	/* the for loop's i++ undoes it */
@@ -167,11 +187,9 @@ shm_cq_poll(struct shm_cq *cq, struct ipoib_wc *wc, uint16_t n)
 			break;
 		}
 		/* the queue of the one before, mostly (one SRQ, one QP's) */
-		if (unlikely(e->rq_off != rq_off)) {
-			rq_off = e->rq_off;
-			rq = (struct shm_rq *)(uintptr_t)shm_load(
-				&((struct shm_rq_ring *)shm_arena_ptr(f, f->proc,
-					rq_off))->handle);
+		if (unlikely(e->rq_id != rq_id)) {
+			rq_id = e->rq_id;
+			rq = shm_rq_find(f, rq_id);
 		}
 		if (unlikely(rq == NULL)) {
 			/*
@@ -220,12 +238,12 @@ shm_cq_populate(struct shm_fabric *f, uint32_t proc, uint64_t cq_off)
 }
 
 /*
- * Completions of the queue at rq_off (SHM_ANY_RQ: of any) published on cq
+ * Completions of the queue rq_id (SHM_ANY_RQ: of any) published on cq
  * and not polled yet. Control path: the consumer may be polling meanwhile,
  * which only makes the answer shrink.
  */
 uint32_t
-shm_cq_pending(const struct shm_cq *cq, uint64_t rq_off)
+shm_cq_pending(const struct shm_cq *cq, uint32_t rq_id)
 {
 	const struct shm_cq_ring *c = cq->ring;
 	uint64_t h, t = shm_load(&c->tail);
@@ -234,8 +252,8 @@ shm_cq_pending(const struct shm_cq *cq, uint64_t rq_off)
 	for (h = shm_load(&c->head); h < t; h++) {
 		const struct shm_cqe *e = &c->cqe[h & c->mask];
 
-		if (shm_load(&e->seq) == h + 1 &&
-		    (rq_off == SHM_ANY_RQ || e->rq_off == rq_off))
+		if (shm_load(&e->seq) == (uint32_t)(h + 1) &&
+		    (rq_id == SHM_ANY_RQ || e->rq_id == rq_id))
 			n++;
 	}
 	return n;
@@ -248,6 +266,59 @@ shm_cq_count(const struct shm_cq *cq)
 }
 
 /* ---- receive queues ------------------------------------------------------ */
+
+/*
+ * Give rq an id and its place in the table, where pollers find it
+ * (shm_rq_find()): stored last, as the queue is complete.
+ */
+static int
+shm_rq_register(struct shm_fabric *f, struct shm_rq *rq)
+{
+	uint32_t n, i;
+	int ret = -ENOSPC;
+
+	pthread_mutex_lock(&f->lock);
+	for (n = 0; n < SHM_RQ_MAX; n++) {
+		struct shm_rq ***chunk;
+
+		i = (f->rq_next + n) & (SHM_RQ_MAX - 1);
+		chunk = &f->rq_tab[i / SHM_RQ_CHUNK];
+		if (*chunk == NULL) {
+			struct shm_rq **c = calloc(SHM_RQ_CHUNK, sizeof(*c));
+
+			if (c == NULL) {
+				ret = -ENOMEM;
+				break;
+			}
+			__atomic_store_n(chunk, c, __ATOMIC_RELEASE);
+		}
+		if ((*chunk)[i % SHM_RQ_CHUNK] != NULL)
+			continue;
+		/* the generation: 1 up to what the id's upper bits hold */
+		if (++f->rq_gen >= 1u << (32 - SHM_RQ_IDX_BITS))
+			f->rq_gen = 1;
+		rq->id = f->rq_gen << SHM_RQ_IDX_BITS | i;
+		rq->ring->id = rq->id;
+		f->rq_next = i + 1;
+		__atomic_store_n(&(*chunk)[i % SHM_RQ_CHUNK], rq,
+				 __ATOMIC_RELEASE);
+		ret = 0;
+		break;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return ret;
+}
+
+static void
+shm_rq_unregister(struct shm_fabric *f, const struct shm_rq *rq)
+{
+	uint32_t i = SHM_RQ_IDX(rq->id);
+
+	pthread_mutex_lock(&f->lock);
+	__atomic_store_n(&f->rq_tab[i / SHM_RQ_CHUNK][i % SHM_RQ_CHUNK], NULL,
+			 __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&f->lock);
+}
 
 struct shm_rq *
 shm_rq_create(struct shm_port *p, uint32_t max_wr, uint32_t max_sge,
@@ -268,6 +339,7 @@ shm_rq_create(struct shm_port *p, uint32_t max_wr, uint32_t max_sge,
 	struct shm_rq *rq;
 	uint64_t off;
 	uint32_t i;
+	int ret;
 
 	if (max_sge == 0 || max_sge > IPOIB_MAX_SGE) {
 		errno = EINVAL;
@@ -284,11 +356,8 @@ shm_rq_create(struct shm_port *p, uint32_t max_wr, uint32_t max_sge,
 	rq->free_slots = calloc(max_wr, sizeof(*rq->free_slots));
 	if (rq->wr_id == NULL || rq->free_slots == NULL ||
 	    shm_port_arena_alloc(p, bytes, true, &off) < 0) {
-		free(rq->wr_id);
-		free(rq->free_slots);
-		free(rq);
-		errno = ENOMEM;
-		return NULL;
+		ret = -ENOMEM;
+		goto fail;
 	}
 	rq->port = p;
 	rq->off = off;
@@ -305,14 +374,22 @@ shm_rq_create(struct shm_port *p, uint32_t max_wr, uint32_t max_sge,
 		rq->free_slots[i] = max_wr - 1 - i;
 	rq->nr_free = max_wr;
 	/* last: a completion of this queue may be polled by another thread */
-	__atomic_store_n(&rq->ring->handle, (uint64_t)(uintptr_t)rq,
-			 __ATOMIC_RELEASE);
-	return rq;
+	ret = shm_rq_register(f, rq);
+	if (ret == 0)
+		return rq;
+	shm_port_arena_free(p, rq->off, rq->size);
+fail:
+	free(rq->wr_id);
+	free(rq->free_slots);
+	free(rq);
+	errno = -ret;
+	return NULL;
 }
 
 void
 shm_rq_free(struct shm_rq *rq)
 {
+	shm_rq_unregister(rq->port->f, rq);
 	shm_port_arena_free(rq->port, rq->off, rq->size);
 	free(rq->wr_id);
 	free(rq->free_slots);
@@ -367,7 +444,7 @@ shm_rq_flush(struct shm_rq *rq)
 	while ((k = shm_rq_claim(rq->ring, SHM_BURST, slots)) != 0) {
 		for (i = 0; i < k; i++) {
 			memset(&tmpl[i], 0, sizeof(tmpl[i]));
-			tmpl[i].rq_off = rq->off;
+			tmpl[i].rq_id = rq->id;
 			tmpl[i].slot = slots[i];
 			tmpl[i].qp_num = rq->qpn;
 			tmpl[i].qp_context = rq->qp_context;
@@ -527,7 +604,7 @@ shm_srq_destroy(struct shm_rq *srq)
 	if (srq->users != 0)
 		return -EBUSY;
 	/* a completion left on the CQ would lead its poller to freed memory */
-	if (srq->cq != NULL && shm_cq_pending(srq->cq, srq->off) != 0)
+	if (srq->cq != NULL && shm_cq_pending(srq->cq, srq->id) != 0)
 		return -EBUSY;
 	shm_store(&srq->ring->flushed, 1);
 	for (i = 0; i < p->nr_srqs; i++) {

@@ -237,7 +237,7 @@ shm_ud_deliver(struct shm_qp *qp, const struct shm_send *wr, uint32_t len,
 		return;
 	}
 	memset(&cqe, 0, sizeof(cqe));
-	cqe.rq_off = d->rq_off;
+	cqe.rq_id = r->id;
 	cqe.slot = slot;
 	cqe.qp_num = dqpn;
 	cqe.src_qp = qp->qpn;
@@ -406,7 +406,7 @@ shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 		shm_rc_rnr(qp);		/* not ready to receive yet */
 		return 0;
 	}
-	tmpl.rq_off = peer->rq_off;
+	tmpl.rq_id = r->id;
 	tmpl.qp_num = qp->peer_qpn;
 	tmpl.src_qp = qp->qpn;
 	tmpl.qp_context = peer->qp_context;
@@ -450,7 +450,7 @@ shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 			uint32_t len = shm_msg_len(w);
 
 			/* the body, not seq nor the padding */
-			memcpy(&e->rq_off, &tmpl.rq_off, SHM_CQE_BODY_LEN);
+			memcpy(&e->rq_id, &tmpl.rq_id, SHM_CQE_BODY_LEN);
 			e->slot = slots[i];
 			if (unlikely(cap))
 				shm_capture_tx(qp->port, w, qp->peer_qpn,
