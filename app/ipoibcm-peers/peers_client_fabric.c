@@ -65,22 +65,20 @@ static uint16_t
 cl_post(struct shm_rq *rq, const struct shm_mem *mem, uint32_t stride,
 	uint64_t kind, uint32_t first, uint16_t n, const uint32_t *list)
 {
-	struct ipoib_sge sge[CL_BURST];
-	const struct ipoib_sge *sgl[CL_BURST];
-	uint64_t wr_id[CL_BURST];
-	uint16_t nsge[CL_BURST], i;
+	struct ipoib_recv_wr wr[CL_BURST];
+	uint16_t i;
 
 	for (i = 0; i < n; i++) {
 		uint32_t idx = list != NULL ? list[i] : first + i;
 
-		sge[i].addr = (uintptr_t)mem->addr + (uint64_t)idx * stride;
-		sge[i].length = stride;
-		sge[i].lkey = mem->lkey;
-		sgl[i] = &sge[i];
-		nsge[i] = 1;
-		wr_id[i] = kind << 32 | idx;
+		wr[i].sg_list[0].addr = (uintptr_t)mem->addr +
+					(uint64_t)idx * stride;
+		wr[i].sg_list[0].length = stride;
+		wr[i].sg_list[0].lkey = mem->lkey;
+		wr[i].num_sge = 1;
+		wr[i].wr_id = kind << 32 | idx;
 	}
-	return shm_rq_post(rq, wr_id, sgl, nsge, n);
+	return shm_rq_post(rq, wr, n);
 }
 
 static int

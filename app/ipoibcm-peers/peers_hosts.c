@@ -38,20 +38,18 @@ peers_bufs_post(struct shm_rq *rq, const struct shm_mem *mem,
 		uint32_t stride, uint64_t kind, const uint32_t *idx,
 		uint16_t n)
 {
-	struct ipoib_sge sge[PEERS_BURST];
-	const struct ipoib_sge *sgl[PEERS_BURST];
-	uint64_t wr_id[PEERS_BURST];
-	uint16_t nsge[PEERS_BURST], i;
+	struct ipoib_recv_wr wr[PEERS_BURST];
+	uint16_t i;
 
 	for (i = 0; i < n; i++) {
-		sge[i].addr = (uintptr_t)mem->addr + (uint64_t)idx[i] * stride;
-		sge[i].length = stride;
-		sge[i].lkey = mem->lkey;
-		sgl[i] = &sge[i];
-		nsge[i] = 1;
-		wr_id[i] = kind << PEERS_WR_KIND_SHIFT | idx[i];
+		wr[i].sg_list[0].addr = (uintptr_t)mem->addr +
+					(uint64_t)idx[i] * stride;
+		wr[i].sg_list[0].length = stride;
+		wr[i].sg_list[0].lkey = mem->lkey;
+		wr[i].num_sge = 1;
+		wr[i].wr_id = kind << PEERS_WR_KIND_SHIFT | idx[i];
 	}
-	return shm_rq_post(rq, wr_id, sgl, nsge, n);
+	return shm_rq_post(rq, wr, n);
 }
 
 /* A buffer pool for an SRQ, every buffer posted. */

@@ -306,16 +306,17 @@ int
 post_buf(struct shm_rq *rq, const struct shm_mem *m, uint32_t buf_len,
 	 uint32_t i)
 {
-	struct ipoib_sge sge = {
-		.addr = (uintptr_t)m->addr + (uint64_t)i * buf_len,
-		.length = buf_len,
-		.lkey = m->lkey,
+	struct ipoib_recv_wr wr = {
+		.wr_id = i,
+		.num_sge = 1,
+		.sg_list = { {
+			.addr = (uintptr_t)m->addr + (uint64_t)i * buf_len,
+			.length = buf_len,
+			.lkey = m->lkey,
+		} },
 	};
-	const struct ipoib_sge *sgl = &sge;
-	uint64_t wr_id = i;
-	uint16_t nsge = 1;
 
-	return shm_rq_post(rq, &wr_id, &sgl, &nsge, 1) == 1 ? 0 : -ENOSPC;
+	return shm_rq_post(rq, &wr, 1) == 1 ? 0 : -ENOSPC;
 }
 
 int

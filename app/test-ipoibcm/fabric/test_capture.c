@@ -114,10 +114,7 @@ static struct shm_qp *
 big_qp(struct shm_fabric *f, struct shm_port *p, struct shm_cq **cq,
        struct shm_mem *m)
 {
-	struct ipoib_sge sge[4];
-	const struct ipoib_sge *sgl = sge;
-	uint64_t wr_id = 77;
-	uint16_t nsge = 4;
+	struct ipoib_recv_wr wr = { .wr_id = 77, .num_sge = 4 };
 	struct shm_qp *qp;
 	int i;
 
@@ -126,10 +123,9 @@ big_qp(struct shm_fabric *f, struct shm_port *p, struct shm_cq **cq,
 		return NULL;
 	qp = qp_new(p, SHM_QPT_RC, *cq, NULL, 1, 0);
 	for (i = 0; i < 4; i++)
-		sge[i] = (struct ipoib_sge){ (uintptr_t)m->addr + i * BIG_SGE,
-					   BIG_SGE, m->lkey };
-	if (qp != NULL && shm_rq_post(shm_qp_rq(qp), &wr_id, &sgl, &nsge, 1)
-	    != 1) {
+		wr.sg_list[i] = (struct ipoib_sge){
+			(uintptr_t)m->addr + i * BIG_SGE, BIG_SGE, m->lkey };
+	if (qp != NULL && shm_rq_post(shm_qp_rq(qp), &wr, 1) != 1) {
 		shm_qp_destroy(qp);
 		qp = NULL;
 	}

@@ -411,12 +411,12 @@ REGISTER_TEST(dead_then_detach, test_dead_then_detach,
 static uint16_t
 post_one(struct shm_rq *rq, uint64_t addr, uint32_t len, uint32_t lkey)
 {
-	struct ipoib_sge sge = { addr, len, lkey };
-	const struct ipoib_sge *sgl = &sge;
-	uint64_t wr_id = 0;
-	uint16_t nsge = 1;
+	struct ipoib_recv_wr wr = {
+		.num_sge = 1,
+		.sg_list = { { addr, len, lkey } },
+	};
 
-	return shm_rq_post(rq, &wr_id, &sgl, &nsge, 1);
+	return shm_rq_post(rq, &wr, 1);
 }
 
 static int

@@ -189,18 +189,16 @@ static int
 post_sgl(struct shm_rq *rq, const struct shm_mem *m, uint32_t n,
 	 const uint32_t *lens, uint64_t wr_id)
 {
-	struct ipoib_sge sge[IPOIB_MAX_SGE];
-	const struct ipoib_sge *sgl = sge;
-	uint16_t nsge = (uint16_t)n;
+	struct ipoib_recv_wr wr = { .wr_id = wr_id, .num_sge = (uint16_t)n };
 	uint64_t off = m->len;
 	uint32_t i;
 
 	for (i = 0; i < n; i++) {
 		off -= lens[i] + 64;	/* a 64-byte gap after each */
-		sge[i] = (struct ipoib_sge){ (uintptr_t)m->addr + off, lens[i],
-					   m->lkey };
+		wr.sg_list[i] = (struct ipoib_sge){ (uintptr_t)m->addr + off,
+						    lens[i], m->lkey };
 	}
-	return shm_rq_post(rq, &wr_id, &sgl, &nsge, 1) == 1 ? 0 : -1;
+	return shm_rq_post(rq, &wr, 1) == 1 ? 0 : -1;
 }
 
 /* Gather what the WR posted by post_sgl() holds; the gaps must be 0xaa. */

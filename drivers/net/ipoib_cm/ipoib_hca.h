@@ -82,12 +82,6 @@ struct ipoib_hca_mem {
 	void *priv;			/* transport's own handle */
 };
 
-struct ipoib_recv_wr {
-	uint64_t wr_id;
-	uint16_t num_sge;
-	struct ipoib_sge sg_list[IPOIB_MAX_SGE];
-};
-
 enum ipoib_qp_type {
 	IPOIB_QPT_RC,
 	IPOIB_QPT_UD,

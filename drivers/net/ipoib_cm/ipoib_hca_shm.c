@@ -193,38 +193,11 @@ ipoib_shm_srq_arm(struct ipoib_hca_srq *srq, uint32_t limit)
 	return shm_srq_arm(TO_SHM(rq, srq), limit);
 }
 
-/* Post WRs to a receive queue; the interface's WRs map one to one. */
-static uint16_t
-ipoib_shm_rq_post(struct shm_rq *rq, const struct ipoib_recv_wr *wr,
-		  uint16_t n)
-{
-	const struct ipoib_sge *sgl[64];
-	uint64_t wr_id[64];
-	uint16_t nsge[64], i, done = 0;
-
-	while (done < n) {
-		uint16_t k = RTE_MIN((uint16_t)(n - done),
-				     (uint16_t)RTE_DIM(sgl));
-		uint16_t posted;
-
-		for (i = 0; i < k; i++) {
-			wr_id[i] = wr[done + i].wr_id;
-			nsge[i] = wr[done + i].num_sge;
-			sgl[i] = wr[done + i].sg_list;
-		}
-		posted = shm_rq_post(rq, wr_id, sgl, nsge, k);
-		done += posted;
-		if (posted < k)
-			break;
-	}
-	return done;
-}
-
 static uint16_t
 ipoib_shm_post_srq_recv(struct ipoib_hca_srq *srq,
 			const struct ipoib_recv_wr *wr, uint16_t n)
 {
-	return ipoib_shm_rq_post(TO_SHM(rq, srq), wr, n);
+	return shm_rq_post(TO_SHM(rq, srq), wr, n);
 }
 
 static struct ipoib_hca_qp *
@@ -287,7 +260,7 @@ static uint16_t
 ipoib_shm_post_recv(struct ipoib_hca_qp *qp, const struct ipoib_recv_wr *wr,
 		    uint16_t n)
 {
-	return ipoib_shm_rq_post(shm_qp_rq(TO_SHM(qp, qp)), wr, n);
+	return shm_rq_post(shm_qp_rq(TO_SHM(qp, qp)), wr, n);
 }
 
 /* Gather each mbuf chain into iovecs; the copy into the receiver's buffer

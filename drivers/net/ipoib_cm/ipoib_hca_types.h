@@ -40,6 +40,13 @@ struct ipoib_sge {
 	uint32_t lkey;
 };
 
+/* A receive WR: what the driver posts, as the transports take it. */
+struct ipoib_recv_wr {
+	uint64_t wr_id;
+	uint16_t num_sge;
+	struct ipoib_sge sg_list[IPOIB_MAX_SGE];
+};
+
 enum ipoib_wc_status {
 	IPOIB_WC_SUCCESS = 0,
 	IPOIB_WC_LOC_LEN_ERR,		/* message longer than the buffer */

@@ -189,6 +189,18 @@ ipoib_rx_chain(struct ipoib_rxq *rxq, struct ipoib_rx_ring *ring,
 	uint32_t left = len;
 	uint16_t j;
 
+	/*
+	 * The common frame: one mbuf, its replacement at hand. A posted
+	 * mbuf has nb_segs 1 and next NULL (a pool's, never chained since).
+	 */
+	if (likely(nseg == 1 && len > skip && f != NULL && f->next < f->n)) {
+		b[0] = f->m[f->next++];
+		head->data_len = (uint16_t)(len - skip);
+		head->pkt_len = len - skip;
+		head->data_off += skip;
+		head->port = rxq->port_id;
+		return head;
+	}
 	if (unlikely(nseg == 0 || nseg > ring->segs || len <= skip))
 		return NULL;
 	if (likely(f != NULL && f->n - f->next >= nseg)) {
@@ -227,13 +239,16 @@ ipoib_rx_chain(struct ipoib_rxq *rxq, struct ipoib_rx_ring *ring,
 static __rte_always_inline bool
 ipoib_rx_ipv4_whole(const struct rte_mbuf *m, const struct rte_ipv4_hdr *ip)
 {
+	uint8_t vhl = ip->version_ihl;
 	uint32_t hlen, len;
 
 	if (unlikely(m->data_len < IPOIB_HDR_LEN + sizeof(*ip)))
 		return false;
-	hlen = (uint32_t)(ip->version_ihl & RTE_IPV4_HDR_IHL_MASK) * 4;
+	hlen = (uint32_t)(vhl & RTE_IPV4_HDR_IHL_MASK) * 4;
 	len = rte_be_to_cpu_16(ip->total_length);
-	return likely((ip->version_ihl >> 4) == 4 && hlen >= sizeof(*ip) &&
+	/* version 4 and a header of 5 words or more: 0x45 to 0x4f */
+	return likely((uint8_t)(vhl - RTE_IPV4_VHL_DEF) <=
+		      RTE_IPV4_HDR_IHL_MASK - RTE_IPV4_MIN_IHL &&
 		      len >= hlen && IPOIB_HDR_LEN + len <= m->pkt_len);
 }
 
@@ -385,13 +400,18 @@ ipoib_rx_conn(const struct ipoib_rxq *rxq, uint32_t i)
 	return __atomic_load_n(&rxq->conns[i], __ATOMIC_ACQUIRE);
 }
 
-/* mbufs the completions of a burst need, to take them in one call. */
+/*
+ * mbufs the completions of a burst need, to take them in one call: one
+ * each when a slot is one mbuf (what does not fit is dropped).
+ */
 static __rte_always_inline uint16_t
 ipoib_rx_need(const struct ipoib_rx_ring *ring, const struct ipoib_wc *wc,
 	      uint16_t k)
 {
 	uint16_t i, need = 0;
 
+	if (likely(ring->segs == 1))
+		return k;
 	for (i = 0; i < k; i++)
 		need += ipoib_rx_nseg(ring, wc[i].byte_len);
 	return need;

@@ -200,9 +200,8 @@ int shm_srq_destroy(struct shm_rq *srq);
 int shm_srq_arm(struct shm_rq *srq, uint32_t limit);
 uint32_t shm_rq_posted(const struct shm_rq *rq);
 
-/* Post n receive WRs (wr_id + scatter list); returns how many. */
-uint16_t shm_rq_post(struct shm_rq *rq, const uint64_t *wr_id,
-		     const struct ipoib_sge *const *sgl, const uint16_t *nsge,
+/* Post n receive WRs; returns how many. */
+uint16_t shm_rq_post(struct shm_rq *rq, const struct ipoib_recv_wr *wr,
 		     uint16_t n);
 
 struct shm_qp *shm_qp_create(struct shm_port *p,

@@ -459,9 +459,7 @@ shm_rq_flush(struct shm_rq *rq)
  * to a queue in error completes the WRs at once with a flush error.
  */
 uint16_t
-shm_rq_post(struct shm_rq *rq, const uint64_t *wr_id,
-	    const struct ipoib_sge *const *sgl, const uint16_t *nsge,
-	    uint16_t n)
+shm_rq_post(struct shm_rq *rq, const struct ipoib_recv_wr *wr, uint16_t n)
 {
 	struct shm_rq_ring *r = rq->ring;
 	struct shm_fabric *f = rq->port->f;
@@ -471,6 +469,9 @@ shm_rq_post(struct shm_rq *rq, const uint64_t *wr_id,
 	struct shm_seg_view seg = { .lkey = UINT32_MAX };
 	const uint32_t *free_slots = rq->free_slots;
 	uint32_t nr_free = rq->nr_free, max_sge = r->max_sge, mask = r->mask;
+	/* shm_rdesc() with the table's place in locals, out of the stores' way */
+	uint8_t *descs = (uint8_t *)r + r->desc_rel;
+	size_t stride = r->desc_stride;
 	uint64_t *ids = rq->wr_id;
 	uint32_t *ring = r->ring;
 	uint32_t flushed;
@@ -489,7 +490,7 @@ shm_rq_post(struct shm_rq *rq, const uint64_t *wr_id,
 	 * (the store of prod below waits for every one of them).
 	 */
 	for (i = 0; i < n; i++)
-		__builtin_prefetch(shm_rdesc(r, free_slots[nr_free - 1 - i]),
+		__builtin_prefetch(descs + free_slots[nr_free - 1 - i] * stride,
 				   1, 3);
 	for (i = 0; i < n; i += 16)	/* 16 entries a line */
 		__builtin_prefetch(&ring[(prod + i) & mask], 1, 3);
@@ -497,9 +498,9 @@ shm_rq_post(struct shm_rq *rq, const uint64_t *wr_id,
 		__builtin_prefetch(&ring[(prod + n - 1) & mask], 1, 3);
 	for (i = 0; i < n; i++) {
 		uint32_t slot = free_slots[nr_free - 1];
-		struct shm_rdesc *d = shm_rdesc(r, slot);
-		const struct ipoib_sge *s = sgl[i];
-		uint16_t ns = nsge[i];
+		struct shm_rdesc *d = (struct shm_rdesc *)(descs + slot * stride);
+		const struct ipoib_sge *s = wr[i].sg_list;
+		uint16_t ns = wr[i].num_sge;
 		uint32_t total = 0;
 
 		if (ns == 0 || ns > max_sge)
@@ -531,7 +532,7 @@ shm_rq_post(struct shm_rq *rq, const uint64_t *wr_id,
 posted:
 		d->num_sge = ns;
 		d->total_len = total;
-		ids[slot] = wr_id[i];
+		ids[slot] = wr[i].wr_id;
 		nr_free--;
 		/* a sender whose claim then fails may be reading it */
 		shm_store_relaxed(&ring[(prod + i) & mask], slot);
