@@ -274,6 +274,7 @@ ipoib_shm_post_send(struct ipoib_hca_qp *hqp, const struct ipoib_send_wr *wr,
 	struct iovec iov[32][IPOIB_MAX_SGE];
 	struct shm_send sw[32];
 	struct rte_mbuf *sent[32];
+	bool ud = shm_qp_is_ud(qp);
 	uint16_t done = 0;
 
 	while (done < n) {
@@ -298,10 +299,12 @@ ipoib_shm_post_send(struct ipoib_hca_qp *hqp, const struct ipoib_send_wr *wr,
 			}
 			sw[i].iov = iov[i];
 			sw[i].iovcnt = s;
-			sw[i].ah = (const struct shm_ah *)(const void *)
-				   wr[done + i].ah;
-			sw[i].remote_qpn = wr[done + i].remote_qpn;
-			sw[i].remote_qkey = wr[done + i].remote_qkey;
+			if (ud) {
+				sw[i].ah = (const struct shm_ah *)(const void *)
+					   wr[done + i].ah;
+				sw[i].remote_qpn = wr[done + i].remote_qpn;
+				sw[i].remote_qkey = wr[done + i].remote_qkey;
+			}
 			sent[i] = wr[done + i].m;
 		}
 		posted = shm_qp_post_send(qp, sw, k);

@@ -715,9 +715,12 @@ ipoib_tx_send(struct ipoib_txq *txq, struct rte_mbuf **pkts, uint16_t n)
 			r->rc = rt.rc;
 		}
 		r->wr[k].m = m;
-		r->wr[k].ah = rt.ah;
-		r->wr[k].remote_qpn = rt.qpn;
-		r->wr[k].remote_qkey = txq->ud_qkey;
+		/* an RC send reads none of these (struct ipoib_send_wr) */
+		if (!rt.rc) {
+			r->wr[k].ah = rt.ah;
+			r->wr[k].remote_qpn = rt.qpn;
+			r->wr[k].remote_qkey = txq->ud_qkey;
+		}
 		r->peer[k] = rt.peer;
 		/* the common frame is encapsulated while it is at hand */
 		if (likely(rt.peer != NULL)) {
