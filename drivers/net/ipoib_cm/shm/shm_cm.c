@@ -36,6 +36,7 @@
 #include <linux/futex.h>
 #include <sys/syscall.h>
 
+#include "shm_bell.h"
 #include "shm_internal.h"
 #include "shm_log.h"
 

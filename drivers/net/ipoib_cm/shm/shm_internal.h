@@ -290,7 +290,11 @@ shm_cq_bytes(uint32_t size)
 	return sizeof(struct shm_cq_ring) + (size_t)size * sizeof(struct shm_cqe);
 }
 
-/* What a sender needs of a posted receive WR. */
+/*
+ * A posted receive WR's SGEs, by slot: what a sender reads of a WR of
+ * several SGEs (one of one SGE is in its ring entry), and the owner's
+ * capture of what arrived.
+ */
 struct shm_rdesc_sge {
 	uint64_t off;		/* offset in the owner's arena */
 	uint32_t len;
@@ -304,10 +308,26 @@ struct shm_rdesc {
 };
 
 /*
- * A receive queue (own or shared). The owner posts slot ids at prod
+ * A posted receive WR as senders claim it: its slot and, for a WR of one
+ * SGE (every WR of the driver's whose frames fit an mbuf), that SGE, so
+ * that a sender reads no descriptor: a line the receiver wrote at each
+ * post, a miss after the ring's on every send. off SHM_RQ_ENT_DESC:
+ * several SGEs, in the slot's descriptor.
+ */
+struct shm_rq_ent {
+	uint64_t off;		/* arena offset of the one SGE */
+	uint64_t meta;		/* slot << 32 | the SGE's length: one load */
+};
+#define SHM_RQ_ENT_DESC		UINT64_MAX
+#define SHM_RQ_ENT_META(slot, len)	((uint64_t)(slot) << 32 | (len))
+#define SHM_RQ_ENT_LEN(e)	((uint32_t)(e)->meta)
+#define SHM_RQ_ENT_SLOT(e)	((uint32_t)((e)->meta >> 32))
+
+/*
+ * A receive queue (own or shared). The owner posts entries at prod
  * (release); senders claim from cons with a CAS after an acquire load of
  * prod. An entry at position p is rewritten only once cons > p, so a
- * sender that read it before its CAS succeeded holds a valid slot id.
+ * sender that read it before its CAS succeeded holds a valid one.
  */
 struct shm_rq_ring {
 	/* fixed at creation or written rarely: read by every side */
@@ -327,7 +347,7 @@ struct shm_rq_ring {
 	/* the owner's index and the senders', a line each */
 	uint64_t prod SHM_ALIGNED;
 	uint64_t cons SHM_ALIGNED;
-	uint32_t ring[] SHM_ALIGNED;
+	struct shm_rq_ent ring[] SHM_ALIGNED;
 };
 
 /* A CM message; seq published last, like a CQE. */
@@ -730,7 +750,8 @@ struct shm_rq *shm_rq_create(struct shm_port *p, uint32_t max_wr,
 void shm_rq_free(struct shm_rq *rq);
 void shm_rq_flush(struct shm_rq *rq);
 uint32_t shm_cq_pending(const struct shm_cq *cq, uint32_t rq_id);
-uint32_t shm_rq_claim(struct shm_rq_ring *r, uint32_t want, uint32_t *slots);
+uint32_t shm_rq_claim(struct shm_rq_ring *r, uint32_t want,
+		      struct shm_rq_ent *ents);
 void shm_cq_push(struct shm_cq_ring *c, const struct shm_cqe *tmpl,
 		 uint32_t n);
 /* QP state as senders see it and change it. */
@@ -814,37 +835,6 @@ shm_fault_drop(uint32_t ppm)
 	state ^= state >> 7;
 	state ^= state << 17;
 	return state % 1000000 < ppm;
-}
-
-/*
- * A mailbox's doorbell: a futex word in the fabric's shared memory, so a
- * process wakes another's control thread. It counts, so a wait that read
- * it before a ring returns at once (FUTEX_WAIT compares first). The wake
- * is a system call only while a thread sleeps on it: a waiter counts
- * itself in sleepers before FUTEX_WAIT reads the bell, a ringer adds to
- * the bell before it reads sleepers (both sequentially consistent), so a
- * ringer that reads no sleeper rang before that waiter's FUTEX_WAIT
- * compared, which then returns at once (shm_cm_wait()).
- */
-static inline bool
-shm_bell_add(struct shm_cm_ring *ring)
-{
-	__atomic_fetch_add(&ring->bell, 1, __ATOMIC_SEQ_CST);
-	return __atomic_load_n(&ring->sleepers, __ATOMIC_SEQ_CST) != 0;
-}
-
-/* Harmless on a bell since freed: its segment stays mapped (detach). */
-static inline void
-shm_bell_wake(uint32_t *bell)
-{
-	syscall(SYS_futex, bell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-}
-
-static inline void
-shm_bell_ring(struct shm_cm_ring *ring)
-{
-	if (shm_bell_add(ring))
-		shm_bell_wake(&ring->bell);
 }
 
 #endif /* SHM_INTERNAL_H */

@@ -334,7 +334,7 @@ shm_rq_create(struct shm_port *p, uint32_t max_wr, uint32_t max_sge,
 	uint32_t stride = ipoib_pow2(sizeof(struct shm_rdesc) +
 				     max_sge * sizeof(struct shm_rdesc_sge));
 	size_t ring_bytes = sizeof(struct shm_rq_ring) +
-			    (size_t)size * sizeof(uint32_t);
+			    (size_t)size * sizeof(struct shm_rq_ent);
 	size_t bytes;
 	struct shm_rq *rq;
 	uint64_t off;
@@ -398,11 +398,11 @@ shm_rq_free(struct shm_rq *rq)
 
 /*
  * Claim up to want posted WRs of ring r (in another process's arena).
- * Senders run this concurrently; see struct shm_rq_ring for why the slot
- * ids read before a successful CAS are ours.
+ * Senders run this concurrently; see struct shm_rq_ring for why the
+ * entries read before a successful CAS are ours.
  */
 uint32_t
-shm_rq_claim(struct shm_rq_ring *r, uint32_t want, uint32_t *slots)
+shm_rq_claim(struct shm_rq_ring *r, uint32_t want, struct shm_rq_ent *ents)
 {
 	uint64_t c = shm_load(&r->cons);
 	uint32_t k, i;
@@ -413,8 +413,12 @@ shm_rq_claim(struct shm_rq_ring *r, uint32_t want, uint32_t *slots)
 		if (p <= c)
 			return 0;
 		k = p - c < want ? (uint32_t)(p - c) : want;
-		for (i = 0; i < k; i++)
-			slots[i] = shm_load_relaxed(&r->ring[(c + i) & r->mask]);
+		for (i = 0; i < k; i++) {
+			const struct shm_rq_ent *e = &r->ring[(c + i) & r->mask];
+
+			ents[i].off = shm_load_relaxed(&e->off);
+			ents[i].meta = shm_load_relaxed(&e->meta);
+		}
 		if (__atomic_compare_exchange_n(&r->cons, &c, c + k, false,
 						__ATOMIC_ACQ_REL,
 						__ATOMIC_ACQUIRE))
@@ -436,16 +440,17 @@ shm_rq_flush(struct shm_rq *rq)
 	struct shm_cq_ring *c = shm_arena_ptr(rq->port->f, rq->port->f->proc,
 					      rq->ring->cq_off);
 	struct shm_cqe tmpl[SHM_BURST];
-	uint32_t slots[SHM_BURST], k, i;
+	struct shm_rq_ent ents[SHM_BURST];
+	uint32_t k, i;
 
 	/* the flusher's side of the pair (top of this file) */
 	__atomic_store_n(&rq->ring->flushed, 1, __ATOMIC_SEQ_CST);
 	shm_asym_fence_slow(rq);
-	while ((k = shm_rq_claim(rq->ring, SHM_BURST, slots)) != 0) {
+	while ((k = shm_rq_claim(rq->ring, SHM_BURST, ents)) != 0) {
 		for (i = 0; i < k; i++) {
 			memset(&tmpl[i], 0, sizeof(tmpl[i]));
 			tmpl[i].rq_id = rq->id;
-			tmpl[i].slot = slots[i];
+			tmpl[i].slot = SHM_RQ_ENT_SLOT(&ents[i]);
 			tmpl[i].qp_num = rq->qpn;
 			tmpl[i].qp_context = rq->qp_context;
 			tmpl[i].status = IPOIB_WC_WR_FLUSH_ERR;
@@ -473,7 +478,7 @@ shm_rq_post(struct shm_rq *rq, const struct ipoib_recv_wr *wr, uint16_t n)
 	uint8_t *descs = (uint8_t *)r + r->desc_rel;
 	size_t stride = r->desc_stride;
 	uint64_t *ids = rq->wr_id;
-	uint32_t *ring = r->ring;
+	struct shm_rq_ent *ring = r->ring;
 	uint32_t flushed;
 	uint16_t i, j;
 
@@ -485,14 +490,12 @@ shm_rq_post(struct shm_rq *rq, const struct ipoib_recv_wr *wr, uint16_t n)
 	if (n > nr_free)
 		n = (uint16_t)nr_free;
 	/*
-	 * A sender last read the descriptors and the ring's entries: ask
-	 * for them all, to write, before the first store waits for its line
-	 * (the store of prod below waits for every one of them).
+	 * A sender last read the ring's entries: ask for them all, to
+	 * write, before the first store waits for its line (the store of
+	 * prod below waits for every one of them). Descriptors of one SGE
+	 * are the poster's alone (struct shm_rq_ent).
 	 */
-	for (i = 0; i < n; i++)
-		__builtin_prefetch(descs + free_slots[nr_free - 1 - i] * stride,
-				   1, 3);
-	for (i = 0; i < n; i += 16)	/* 16 entries a line */
+	for (i = 0; i < n; i += 4)	/* 4 entries a line */
 		__builtin_prefetch(&ring[(prod + i) & mask], 1, 3);
 	if (n > 0)
 		__builtin_prefetch(&ring[(prod + n - 1) & mask], 1, 3);
@@ -501,7 +504,9 @@ shm_rq_post(struct shm_rq *rq, const struct ipoib_recv_wr *wr, uint16_t n)
 		struct shm_rdesc *d = (struct shm_rdesc *)(descs + slot * stride);
 		const struct ipoib_sge *s = wr[i].sg_list;
 		uint16_t ns = wr[i].num_sge;
+		uint64_t ent_off = SHM_RQ_ENT_DESC;
 		uint32_t total = 0;
+		struct shm_rq_ent *e;
 
 		if (ns == 0 || ns > max_sge)
 			break;
@@ -515,6 +520,7 @@ shm_rq_post(struct shm_rq *rq, const struct ipoib_recv_wr *wr, uint16_t n)
 			d->sge[0].off = off;
 			d->sge[0].len = s->length;
 			total = s->length;
+			ent_off = off;
 			goto posted;
 		}
 		for (j = 0; j < ns; j++) {
@@ -535,7 +541,9 @@ posted:
 		ids[slot] = wr[i].wr_id;
 		nr_free--;
 		/* a sender whose claim then fails may be reading it */
-		shm_store_relaxed(&ring[(prod + i) & mask], slot);
+		e = &ring[(prod + i) & mask];
+		shm_store_relaxed(&e->off, ent_off);
+		shm_store_relaxed(&e->meta, SHM_RQ_ENT_META(slot, total));
 	}
 	rq->nr_free = nr_free;
 	rq->outstanding += i;

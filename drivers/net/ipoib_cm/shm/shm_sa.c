@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shm_bell.h"
 #include "shm_internal.h"
 #include "shm_log.h"
 

@@ -127,9 +127,40 @@ shm_copy_fence(void)
 #endif
 }
 
+/*
+ * Where a claimed WR's message goes, as the copy reads it: the entry's
+ * one SGE (in one), or the slot's descriptor's (shm_rq_target()).
+ */
+struct shm_target {
+	const struct shm_rdesc_sge *sge;
+	uint32_t num_sge;
+	uint32_t total_len;
+	struct shm_rdesc_sge one;
+};
+
+static inline void
+shm_rq_target(struct shm_rq_ring *r, const struct shm_rq_ent *e,
+	      struct shm_target *t)
+{
+	const struct shm_rdesc *d;
+
+	if (likely(e->off != SHM_RQ_ENT_DESC)) {
+		t->one.off = e->off;
+		t->one.len = SHM_RQ_ENT_LEN(e);
+		t->sge = &t->one;
+		t->num_sge = 1;
+		t->total_len = t->one.len;
+		return;
+	}
+	d = shm_rdesc(r, SHM_RQ_ENT_SLOT(e));
+	t->sge = d->sge;
+	t->num_sge = d->num_sge;
+	t->total_len = d->total_len;
+}
+
 /* shm_copy() of a message in pieces, or past a first segment. */
 static void __attribute__((noinline))
-shm_copy_sg(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
+shm_copy_sg(struct shm_fabric *f, uint32_t proc, const struct shm_target *d,
 	    uint32_t skip, const struct shm_send *wr, bool stream)
 {
 	uint32_t s = 0, soff = skip;
@@ -198,26 +229,32 @@ shm_dst_ptr(struct shm_fabric *f, uint32_t proc, uint64_t off,
  * the completion, which could alias them.
  */
 static inline void
-shm_copy_msg(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
+shm_copy_one(struct shm_fabric *f, uint32_t proc, uint64_t off, uint32_t skip,
+	     const void *src, uint32_t len, bool stream, struct shm_dst_seg *c)
+{
+	uint8_t *dst = shm_dst_ptr(f, proc, off, c);
+
+	if (dst != NULL) {
+		shm_tsan_buf_take(dst);
+		shm_copy_piece(dst + skip, src, len, stream);
+		shm_tsan_buf_give(dst);
+	}
+}
+
+static inline void
+shm_copy_msg(struct shm_fabric *f, uint32_t proc, const struct shm_target *d,
 	     uint32_t skip, const struct shm_send *wr, const void *src,
 	     bool one, uint32_t len, bool stream, struct shm_dst_seg *c)
 {
-	if (likely(one && d->num_sge > 0 && skip + len <= d->sge[0].len)) {
-		uint8_t *dst = shm_dst_ptr(f, proc, d->sge[0].off, c);
-
-		if (dst != NULL) {
-			shm_tsan_buf_take(dst);
-			shm_copy_piece(dst + skip, src, len, stream);
-			shm_tsan_buf_give(dst);
-		}
-		return;
-	}
-	shm_copy_sg(f, proc, d, skip, wr, stream);
+	if (likely(one && d->num_sge > 0 && skip + len <= d->sge[0].len))
+		shm_copy_one(f, proc, d->sge[0].off, skip, src, len, stream, c);
+	else
+		shm_copy_sg(f, proc, d, skip, wr, stream);
 }
 
 /* The same, of a message whose fields no store has been made over. */
 static inline void
-shm_copy(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
+shm_copy(struct shm_fabric *f, uint32_t proc, const struct shm_target *d,
 	 uint32_t skip, const struct shm_send *wr, uint32_t len, bool stream,
 	 struct shm_dst_seg *c)
 {
@@ -226,7 +263,7 @@ shm_copy(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
 }
 
 static void
-shm_write_grh(struct shm_fabric *f, uint32_t proc, const struct shm_rdesc *d,
+shm_write_grh(struct shm_fabric *f, uint32_t proc, const struct shm_target *d,
 	      uint32_t len, const uint8_t *sgid, const uint8_t *dgid)
 {
 	uint8_t grh[IPOIB_GRH_LEN] = { 0x60, 0, 0, 0 };
@@ -271,8 +308,10 @@ shm_ud_deliver(struct shm_qp *qp, const struct shm_send *wr, uint32_t len,
 	struct shm_rq_ring *r;
 	struct shm_cq_ring *c;
 	struct shm_dst_seg dst = { .seg = UINT64_MAX };
+	struct shm_rq_ent ent;
+	struct shm_target to;
 	struct shm_cqe cqe;
-	uint32_t slot, qkey;
+	uint32_t qkey;
 
 	if (q == NULL || !shm_qp_ent_read(q, dqpn, &dv) ||
 	    d->type != SHM_QPT_UD || d->state != SHM_QPS_RTS)
@@ -304,27 +343,28 @@ shm_ud_deliver(struct shm_qp *qp, const struct shm_send *wr, uint32_t len,
 	c = shm_arena_ptr(f, d->proc, d->cq_off);
 	if (r == NULL || c == NULL)
 		return;
-	if (shm_rq_claim(r, 1, &slot) == 0) {
+	if (shm_rq_claim(r, 1, &ent) == 0) {
 		shm_add(&dp->cnt_ud_no_wr, 1);
 		return;
 	}
 	memset(&cqe, 0, sizeof(cqe));
 	cqe.rq_id = r->id;
-	cqe.slot = slot;
+	cqe.slot = SHM_RQ_ENT_SLOT(&ent);
 	cqe.qp_num = dqpn;
 	cqe.src_qp = qp->qpn;
 	cqe.qp_context = d->qp_context;
 	cqe.slid = qp->port->ent->lid;
 	cqe.wc_flags = ah->global ? IPOIB_WC_GRH : 0;
-	if (IPOIB_GRH_LEN + len > shm_rdesc(r, slot)->total_len) {
+	shm_rq_target(r, &ent, &to);
+	if (IPOIB_GRH_LEN + len > to.total_len) {
 		cqe.status = IPOIB_WC_LOC_LEN_ERR;
 		shm_add(&dp->cnt_len_errs, 1);
 	} else {
 		if (ah->global)
-			shm_write_grh(f, d->proc, shm_rdesc(r, slot), len,
+			shm_write_grh(f, d->proc, &to, len,
 				      qp->port->ent->gid, ah->dgid);
 		/* one message at a time: never streamed */
-		shm_copy(f, d->proc, shm_rdesc(r, slot), IPOIB_GRH_LEN, wr,
+		shm_copy(f, d->proc, &to, IPOIB_GRH_LEN, wr,
 			 len, false, &dst);
 		cqe.byte_len = IPOIB_GRH_LEN + len;
 	}
@@ -445,8 +485,8 @@ shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 	const struct shm_qp_ent *peer = NULL;
 	struct shm_dst_seg dst = { .seg = UINT64_MAX };
 	struct shm_cqe tmpl = { .seq = 0 };
-	uint32_t slots[SHM_BURST], late[SHM_BURST], k, i, nlate, stream_min;
-	const struct shm_rdesc *desc[SHM_BURST];
+	uint32_t late[SHM_BURST], k, i, nlate, stream_min;
+	struct shm_rq_ent ents[SHM_BURST];
 	bool cap;	/* a capture runs: each message is written to it too */
 	struct shm_qp_ent pv;
 	struct shm_rq_ring *r;
@@ -488,7 +528,7 @@ shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 	while (done < n) {
 		uint16_t want = n - done < SHM_BURST ? n - done : SHM_BURST;
 
-		k = shm_rq_claim(r, want, slots);
+		k = shm_rq_claim(r, want, ents);
 		if (k == 0) {
 			shm_rc_rnr(qp);
 			break;
@@ -499,13 +539,15 @@ shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 		/* each completion filled in place once its message is in */
 		t = shm_cq_reserve(c, k);
 		/*
-		 * The receiver wrote the descriptors and last read the
-		 * entries: ask for them all before the first is read (a miss
-		 * per message, in turn, was two thirds of this function).
+		 * The receiver last read the completion entries, and wrote the
+		 * descriptors of WRs of several SGEs: ask for them all before
+		 * the first is read (a miss per message, in turn, was two
+		 * thirds of this function).
 		 */
 		for (i = 0; i < k; i++) {
-			desc[i] = shm_rdesc(r, slots[i]);
-			__builtin_prefetch(desc[i], 0, 3);
+			if (unlikely(ents[i].off == SHM_RQ_ENT_DESC))
+				__builtin_prefetch(shm_rdesc(r,
+					SHM_RQ_ENT_SLOT(&ents[i])), 0, 3);
 			__builtin_prefetch(&c->cqe[(t + i) & c->mask], 1, 3);
 		}
 		/*
@@ -518,33 +560,44 @@ shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
 		cap = qp->port->cap != NULL;
 		for (i = 0; i < k; i++) {
 			const struct shm_send *w = &wr[done + i];
-			const struct shm_rdesc *d = desc[i];
+			const struct shm_rq_ent *q = &ents[i];
 			struct shm_cqe *e = shm_cq_entry_take(c, t + i);
 			/* before the stores below, which could alias them */
 			const void *src = w->iov[0].iov_base;
 			bool one = w->iovcnt == 1;
 			uint32_t len = likely(one) ? (uint32_t)w->iov[0].iov_len :
 						     shm_msg_len(w);
+			uint32_t room = SHM_RQ_ENT_LEN(q);
+			bool stream = len >= stream_min;
+			struct shm_target to;
 
 			/* the body, not seq nor the padding */
 			memcpy(&e->rq_id, &tmpl.rq_id, SHM_CQE_BODY_LEN);
-			e->slot = slots[i];
+			e->slot = SHM_RQ_ENT_SLOT(q);
+			/* the common WR's one SGE is in its entry */
+			if (unlikely(q->off == SHM_RQ_ENT_DESC || !one)) {
+				shm_rq_target(r, q, &to);
+				room = to.total_len;
+			}
 			if (unlikely(cap))
 				shm_capture_tx(qp->port, w, qp->peer_qpn,
 					       f->hdr->ports[peer->port].gid,
 					       len);
-			if (len > d->total_len) {
+			if (len > room) {
 				e->status = IPOIB_WC_LOC_LEN_ERR;
 				shm_add(&f->hdr->ports[peer->port].cnt_len_errs,
 					1);
-			} else if (likely(len < stream_min)) {
-				shm_copy_msg(f, peer->proc, d, 0, w, src, one,
-					     len, false, &dst);
-				e->byte_len = len;
-			} else {
-				shm_copy_msg(f, peer->proc, d, 0, w, src, one,
-					     len, true, &dst);
-				e->byte_len = len;
+				shm_cq_publish(e, t + i);
+				continue;
+			}
+			if (likely(q->off != SHM_RQ_ENT_DESC && one))
+				shm_copy_one(f, peer->proc, q->off, 0, src, len,
+					     stream, &dst);
+			else
+				shm_copy_msg(f, peer->proc, &to, 0, w, src,
+					     one, len, stream, &dst);
+			e->byte_len = len;
+			if (unlikely(stream)) {
 				late[nlate++] = i;
 				continue;
 			}
