@@ -430,10 +430,12 @@ struct shm_fabric {
 	uint64_t arena_used;	/* bytes allocated in our arena (lock) */
 	/*
 	 * Our receive queues by id (SHM_RQ_IDX()): chunks allocated under
-	 * the lock and kept until detach; entries stored under the lock and
-	 * read by pollers without it (shm_rq_find()).
+	 * the lock, one more only when those there are full, and kept until
+	 * detach; entries stored under the lock and read by pollers without
+	 * it (shm_rq_find()).
 	 */
 	struct shm_rq **rq_tab[SHM_RQ_MAX / SHM_RQ_CHUNK];
+	uint32_t rq_chunks;	/* allocated: rq_tab[0 .. rq_chunks) */
 	uint32_t rq_next;	/* where the next free index is looked for */
 	uint32_t rq_gen;	/* queues created: the ids' upper bits */
 };

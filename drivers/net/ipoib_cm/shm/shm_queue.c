@@ -268,42 +268,55 @@ shm_cq_count(const struct shm_cq *cq)
 /* ---- receive queues ------------------------------------------------------ */
 
 /*
+ * A free index of the table, in the chunks there are (looked for from
+ * where the last was taken), else the first of a new chunk: the table
+ * grows with the queues that exist at once, not with those ever made.
+ * Lock held.
+ */
+static int
+shm_rq_index(struct shm_fabric *f, uint32_t *idx)
+{
+	uint32_t cap = f->rq_chunks * SHM_RQ_CHUNK, n, i;
+	struct shm_rq **c;
+
+	for (n = 0; n < cap; n++) {
+		i = (f->rq_next + n) % cap;
+		if (f->rq_tab[i / SHM_RQ_CHUNK][i % SHM_RQ_CHUNK] == NULL) {
+			*idx = i;
+			return 0;
+		}
+	}
+	if (f->rq_chunks == SHM_RQ_MAX / SHM_RQ_CHUNK)
+		return -ENOSPC;
+	c = calloc(SHM_RQ_CHUNK, sizeof(*c));
+	if (c == NULL)
+		return -ENOMEM;
+	__atomic_store_n(&f->rq_tab[f->rq_chunks++], c, __ATOMIC_RELEASE);
+	*idx = cap;
+	return 0;
+}
+
+/*
  * Give rq an id and its place in the table, where pollers find it
  * (shm_rq_find()): stored last, as the queue is complete.
  */
 static int
 shm_rq_register(struct shm_fabric *f, struct shm_rq *rq)
 {
-	uint32_t n, i;
-	int ret = -ENOSPC;
+	uint32_t i;
+	int ret;
 
 	pthread_mutex_lock(&f->lock);
-	for (n = 0; n < SHM_RQ_MAX; n++) {
-		struct shm_rq ***chunk;
-
-		i = (f->rq_next + n) & (SHM_RQ_MAX - 1);
-		chunk = &f->rq_tab[i / SHM_RQ_CHUNK];
-		if (*chunk == NULL) {
-			struct shm_rq **c = calloc(SHM_RQ_CHUNK, sizeof(*c));
-
-			if (c == NULL) {
-				ret = -ENOMEM;
-				break;
-			}
-			__atomic_store_n(chunk, c, __ATOMIC_RELEASE);
-		}
-		if ((*chunk)[i % SHM_RQ_CHUNK] != NULL)
-			continue;
+	ret = shm_rq_index(f, &i);
+	if (ret == 0) {
 		/* the generation: 1 up to what the id's upper bits hold */
 		if (++f->rq_gen >= 1u << (32 - SHM_RQ_IDX_BITS))
 			f->rq_gen = 1;
 		rq->id = f->rq_gen << SHM_RQ_IDX_BITS | i;
 		rq->ring->id = rq->id;
 		f->rq_next = i + 1;
-		__atomic_store_n(&(*chunk)[i % SHM_RQ_CHUNK], rq,
-				 __ATOMIC_RELEASE);
-		ret = 0;
-		break;
+		__atomic_store_n(&f->rq_tab[i / SHM_RQ_CHUNK][i % SHM_RQ_CHUNK],
+				 rq, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&f->lock);
 	return ret;
