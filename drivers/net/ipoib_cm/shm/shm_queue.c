@@ -267,6 +267,13 @@ shm_cq_count(const struct shm_cq *cq)
 
 /* ---- receive queues ------------------------------------------------------ */
 
+/* Entry i of the table, in a chunk there is. Lock held. */
+static inline struct shm_rq **
+shm_rq_tab_ent(struct shm_fabric *f, uint32_t i)
+{
+	return &f->rq_tab[i / SHM_RQ_CHUNK][i % SHM_RQ_CHUNK];
+}
+
 /*
  * A free index of the table, in the chunks there are (looked for from
  * where the last was taken), else the first of a new chunk: the table
@@ -281,7 +288,7 @@ shm_rq_index(struct shm_fabric *f, uint32_t *idx)
 
 	for (n = 0; n < cap; n++) {
 		i = (f->rq_next + n) % cap;
-		if (f->rq_tab[i / SHM_RQ_CHUNK][i % SHM_RQ_CHUNK] == NULL) {
+		if (*shm_rq_tab_ent(f, i) == NULL) {
 			*idx = i;
 			return 0;
 		}
@@ -315,8 +322,7 @@ shm_rq_register(struct shm_fabric *f, struct shm_rq *rq)
 		rq->id = f->rq_gen << SHM_RQ_IDX_BITS | i;
 		rq->ring->id = rq->id;
 		f->rq_next = i + 1;
-		__atomic_store_n(&f->rq_tab[i / SHM_RQ_CHUNK][i % SHM_RQ_CHUNK],
-				 rq, __ATOMIC_RELEASE);
+		__atomic_store_n(shm_rq_tab_ent(f, i), rq, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&f->lock);
 	return ret;
@@ -328,8 +334,7 @@ shm_rq_unregister(struct shm_fabric *f, const struct shm_rq *rq)
 	uint32_t i = SHM_RQ_IDX(rq->id);
 
 	pthread_mutex_lock(&f->lock);
-	__atomic_store_n(&f->rq_tab[i / SHM_RQ_CHUNK][i % SHM_RQ_CHUNK], NULL,
-			 __ATOMIC_RELEASE);
+	__atomic_store_n(shm_rq_tab_ent(f, i), NULL, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&f->lock);
 }
 
