@@ -145,7 +145,7 @@ out:
 /* A received message: the pseudo-header is the GRH with the source QPN. */
 void
 shm_capture_rx(struct shm_port *p, const struct ipoib_wc *wc,
-	       const struct shm_rdesc *d)
+	       const struct shm_rdesc_sge *sge, uint32_t num_sge)
 {
 	struct shm_fabric *f = p->f;
 	uint8_t pseudo[SHM_PSEUDO_LEN] = { 0x60 };
@@ -153,9 +153,9 @@ shm_capture_rx(struct shm_port *p, const struct ipoib_wc *wc,
 	const uint8_t *sgid = NULL;
 
 	if (wc->wc_flags & IPOIB_WC_GRH) {
-		if (len < IPOIB_GRH_LEN || d->sge[0].len < IPOIB_GRH_LEN)
+		if (len < IPOIB_GRH_LEN || sge[0].len < IPOIB_GRH_LEN)
 			return;
-		memcpy(pseudo, shm_arena_ptr(f, f->proc, d->sge[0].off),
+		memcpy(pseudo, shm_arena_ptr(f, f->proc, sge[0].off),
 		       IPOIB_GRH_LEN);
 		skip = IPOIB_GRH_LEN;
 		len -= IPOIB_GRH_LEN;
@@ -189,8 +189,8 @@ shm_capture_rx(struct shm_port *p, const struct ipoib_wc *wc,
 	/* no more than the record header's caplen, or the file is broken */
 	if (len > SHM_SNAPLEN - SHM_PSEUDO_LEN)
 		len = SHM_SNAPLEN - SHM_PSEUDO_LEN;
-	for (s = 0; s < d->num_sge && len > 0; s++) {
-		uint32_t n = d->sge[s].len;
+	for (s = 0; s < num_sge && len > 0; s++) {
+		uint32_t n = sge[s].len;
 
 		if (skip >= n) {
 			skip -= n;
@@ -199,7 +199,7 @@ shm_capture_rx(struct shm_port *p, const struct ipoib_wc *wc,
 		n -= skip;
 		if (n > len)
 			n = len;
-		fwrite((uint8_t *)shm_arena_ptr(f, f->proc, d->sge[s].off) +
+		fwrite((uint8_t *)shm_arena_ptr(f, f->proc, sge[s].off) +
 		       skip, 1, n, p->cap->fp);
 		len -= n;
 		skip = 0;

@@ -291,9 +291,9 @@ shm_cq_bytes(uint32_t size)
 }
 
 /*
- * A posted receive WR's SGEs, by slot: what a sender reads of a WR of
- * several SGEs (one of one SGE is in its ring entry), and the owner's
- * capture of what arrived.
+ * A posted receive WR of several SGEs, by slot: what a sender and the
+ * owner's capture read of it. A WR of one SGE writes none: its SGE is in
+ * its ring entry and in the poster's one_off[] (struct shm_rq).
  */
 struct shm_rdesc_sge {
 	uint64_t off;		/* offset in the owner's arena */
@@ -496,7 +496,9 @@ struct shm_rq {
 	struct shm_rq_ring *ring;
 	uint64_t off;
 	uint32_t id;		/* SHM_RQ_IDX() and a generation */
-	uint64_t *wr_id;	/* by slot */
+	/* by slot, the poster's: the WR's id, and its one SGE's offset */
+	uint64_t *wr_id;
+	uint64_t *one_off;	/* SHM_RQ_ENT_DESC: several, in the descriptor */
 	uint32_t *free_slots;	/* stack of free slot ids */
 	uint32_t nr_free;
 	uint32_t outstanding;	/* posted and not yet completed */
@@ -753,7 +755,7 @@ void shm_rq_free(struct shm_rq *rq);
 void shm_rq_flush(struct shm_rq *rq);
 uint32_t shm_cq_pending(const struct shm_cq *cq, uint32_t rq_id);
 uint32_t shm_rq_claim(struct shm_rq_ring *r, uint32_t want,
-		      struct shm_rq_ent *ents);
+		      struct shm_rq_ent *ents, bool *descs);
 void shm_cq_push(struct shm_cq_ring *c, const struct shm_cqe *tmpl,
 		 uint32_t n);
 /* QP state as senders see it and change it. */
@@ -766,7 +768,7 @@ int shm_qp_connect(struct shm_qp *qp, uint32_t remote_qpn, uint8_t rnr_retry,
 void shm_capture_tx(struct shm_port *p, const struct shm_send *wr,
 		    uint32_t dqpn, const uint8_t *dgid, uint32_t len);
 void shm_capture_rx(struct shm_port *p, const struct ipoib_wc *wc,
-		    const struct shm_rdesc *d);
+		    const struct shm_rdesc_sge *sge, uint32_t num_sge);
 void shm_capture_close(struct shm_port *p);
 
 /*
@@ -789,36 +791,6 @@ void __tsan_release(void *addr);
 #define shm_tsan_buf_take(d) ((void)(d))
 #define shm_tsan_buf_give(d) ((void)(d))
 #endif
-
-/*
- * Completions filled in place (shm_cq_push(), an RC send): n positions of
- * a CQ of another (or this) process reserved at once, each entry filled,
- * then published by storing its seq last (the release pairs with the
- * acquire load in shm_cq_poll()). Senders do this concurrently; the CQ is
- * sized so that it never holds more completions than receive WRs that may
- * complete on it.
- */
-static inline uint64_t
-shm_cq_reserve(struct shm_cq_ring *c, uint32_t n)
-{
-	return __atomic_fetch_add(&c->tail, n, __ATOMIC_RELAXED);
-}
-
-static inline struct shm_cqe *
-shm_cq_entry_take(struct shm_cq_ring *c, uint64_t pos)
-{
-	struct shm_cqe *e = &c->cqe[pos & c->mask];
-
-	shm_tsan_buf_take(e);	/* a reused entry: see there */
-	return e;
-}
-
-static inline void
-shm_cq_publish(struct shm_cqe *e, uint64_t pos)
-{
-	shm_store(&e->seq, (uint32_t)(pos + 1));
-	shm_tsan_buf_give(e);	/* read: a sender of the next lap may fill it */
-}
 
 /*
  * Decide a fault-injected drop: ppm in a million, a per-thread PRNG (each

@@ -16,6 +16,7 @@
 
 #include <linux/membarrier.h>
 
+#include "shm_cq_fill.h"
 #include "shm_internal.h"
 #include "shm_log.h"
 
@@ -162,6 +163,25 @@ shm_rq_find(struct shm_fabric *f, uint32_t id)
 	return rq != NULL && rq->id == id ? rq : NULL;
 }
 
+/* A capture of a message that arrived in slot's buffer(s). */
+static void
+shm_cq_capture(struct shm_port *p, struct shm_rq *rq, uint32_t slot,
+	       const struct ipoib_wc *wc)
+{
+	const struct shm_rdesc *d;
+	struct shm_rdesc_sge one;
+
+	if (rq->one_off[slot] != SHM_RQ_ENT_DESC) {
+		/* a successful completion's bytes fit its one buffer */
+		one.off = rq->one_off[slot];
+		one.len = wc->byte_len;
+		shm_capture_rx(p, wc, &one, 1);
+		return;
+	}
+	d = shm_rdesc(rq->ring, slot);
+	shm_capture_rx(p, wc, d->sge, d->num_sge);
+}
+
 /* One consumer: the lcore that owns the CQ. */
 uint16_t
 shm_cq_poll(struct shm_cq *cq, struct ipoib_wc *wc, uint16_t n)
@@ -210,8 +230,7 @@ shm_cq_poll(struct shm_cq *cq, struct ipoib_wc *wc, uint16_t n)
 		/* byte_len to wc_flags: the same fields, in the same order */
 		memcpy(&wc[i].byte_len, &e->byte_len, SHM_CQE_WC_LEN);
 		if (cap && e->status == IPOIB_WC_SUCCESS)
-			shm_capture_rx(cq->port, &wc[i],
-				       shm_rdesc(rq->ring, e->slot));
+			shm_cq_capture(cq->port, rq, e->slot, &wc[i]);
 		rq->free_slots[rq->nr_free++] = e->slot;
 		rq->outstanding--;
 		/* read: a sender of the next lap may fill it (TSan) */
@@ -371,8 +390,9 @@ shm_rq_create(struct shm_port *p, uint32_t max_wr, uint32_t max_sge,
 	pthread_once(&shm_asym_once, shm_asym_init);
 	rq->asym = shm_asym;
 	rq->wr_id = calloc(max_wr, sizeof(*rq->wr_id));
+	rq->one_off = calloc(max_wr, sizeof(*rq->one_off));
 	rq->free_slots = calloc(max_wr, sizeof(*rq->free_slots));
-	if (rq->wr_id == NULL || rq->free_slots == NULL ||
+	if (rq->wr_id == NULL || rq->one_off == NULL || rq->free_slots == NULL ||
 	    shm_port_arena_alloc(p, bytes, true, &off) < 0) {
 		ret = -ENOMEM;
 		goto fail;
@@ -398,6 +418,7 @@ shm_rq_create(struct shm_port *p, uint32_t max_wr, uint32_t max_sge,
 	shm_port_arena_free(p, rq->off, rq->size);
 fail:
 	free(rq->wr_id);
+	free(rq->one_off);
 	free(rq->free_slots);
 	free(rq);
 	errno = -ret;
@@ -410,6 +431,7 @@ shm_rq_free(struct shm_rq *rq)
 	shm_rq_unregister(rq->port->f, rq);
 	shm_port_arena_free(rq->port, rq->off, rq->size);
 	free(rq->wr_id);
+	free(rq->one_off);
 	free(rq->free_slots);
 	free(rq);
 }
@@ -417,12 +439,15 @@ shm_rq_free(struct shm_rq *rq)
 /*
  * Claim up to want posted WRs of ring r (in another process's arena).
  * Senders run this concurrently; see struct shm_rq_ring for why the
- * entries read before a successful CAS are ours.
+ * entries read before a successful CAS are ours. *descs: whether one of
+ * them has its SGEs in its descriptor (SHM_RQ_ENT_DESC).
  */
 uint32_t
-shm_rq_claim(struct shm_rq_ring *r, uint32_t want, struct shm_rq_ent *ents)
+shm_rq_claim(struct shm_rq_ring *r, uint32_t want, struct shm_rq_ent *ents,
+	     bool *descs)
 {
 	uint64_t c = shm_load(&r->cons);
+	uint64_t offs;	/* their offsets or'ed: the top bit is DESC's only */
 	uint32_t k, i;
 
 	for (;;) {
@@ -431,11 +456,13 @@ shm_rq_claim(struct shm_rq_ring *r, uint32_t want, struct shm_rq_ent *ents)
 		if (p <= c)
 			return 0;
 		k = p - c < want ? (uint32_t)(p - c) : want;
+		offs = 0;
 		for (i = 0; i < k; i++) {
 			const struct shm_rq_ent *e = &r->ring[(c + i) & r->mask];
 
 			ents[i].off = shm_load_relaxed(&e->off);
 			ents[i].meta = shm_load_relaxed(&e->meta);
+			offs |= ents[i].off;
 		}
 		if (__atomic_compare_exchange_n(&r->cons, &c, c + k, false,
 						__ATOMIC_ACQ_REL,
@@ -448,6 +475,7 @@ shm_rq_claim(struct shm_rq_ring *r, uint32_t want, struct shm_rq_ent *ents)
 		shm_store(&r->limit, 0);
 		shm_store(&r->limit_fired, 1);
 	}
+	*descs = (int64_t)offs < 0;
 	return k;
 }
 
@@ -460,11 +488,12 @@ shm_rq_flush(struct shm_rq *rq)
 	struct shm_cqe tmpl[SHM_BURST];
 	struct shm_rq_ent ents[SHM_BURST];
 	uint32_t k, i;
+	bool descs;
 
 	/* the flusher's side of the pair (top of this file) */
 	__atomic_store_n(&rq->ring->flushed, 1, __ATOMIC_SEQ_CST);
 	shm_asym_fence_slow(rq);
-	while ((k = shm_rq_claim(rq->ring, SHM_BURST, ents)) != 0) {
+	while ((k = shm_rq_claim(rq->ring, SHM_BURST, ents, &descs)) != 0) {
 		for (i = 0; i < k; i++) {
 			memset(&tmpl[i], 0, sizeof(tmpl[i]));
 			tmpl[i].rq_id = rq->id;
@@ -492,10 +521,7 @@ shm_rq_post(struct shm_rq *rq, const struct ipoib_recv_wr *wr, uint16_t n)
 	struct shm_seg_view seg = { .lkey = UINT32_MAX };
 	const uint32_t *free_slots = rq->free_slots;
 	uint32_t nr_free = rq->nr_free, max_sge = r->max_sge, mask = r->mask;
-	/* shm_rdesc() with the table's place in locals, out of the stores' way */
-	uint8_t *descs = (uint8_t *)r + r->desc_rel;
-	size_t stride = r->desc_stride;
-	uint64_t *ids = rq->wr_id;
+	uint64_t *ids = rq->wr_id, *one_off = rq->one_off;
 	struct shm_rq_ent *ring = r->ring;
 	uint32_t flushed;
 	uint16_t i, j;
@@ -519,28 +545,24 @@ shm_rq_post(struct shm_rq *rq, const struct ipoib_recv_wr *wr, uint16_t n)
 		__builtin_prefetch(&ring[(prod + n - 1) & mask], 1, 3);
 	for (i = 0; i < n; i++) {
 		uint32_t slot = free_slots[nr_free - 1];
-		struct shm_rdesc *d = (struct shm_rdesc *)(descs + slot * stride);
 		const struct ipoib_sge *s = wr[i].sg_list;
 		uint16_t ns = wr[i].num_sge;
 		uint64_t ent_off = SHM_RQ_ENT_DESC;
 		uint32_t total = 0;
+		struct shm_rdesc *d;
 		struct shm_rq_ent *e;
 
 		if (ns == 0 || ns > max_sge)
 			break;
-		/* the common WR: one buffer */
+		/* the common WR: one buffer, in the entry (no descriptor) */
 		if (likely(ns == 1)) {
-			uint64_t off;
-
 			if (!shm_arena_own_in(f, nr_segs, &seg, s->lkey,
-					      s->addr, s->length, &off))
+					      s->addr, s->length, &ent_off))
 				break;	/* not our memory: refused */
-			d->sge[0].off = off;
-			d->sge[0].len = s->length;
 			total = s->length;
-			ent_off = off;
 			goto posted;
 		}
+		d = shm_rdesc(r, slot);
 		for (j = 0; j < ns; j++) {
 			uint64_t off;
 
@@ -553,10 +575,11 @@ shm_rq_post(struct shm_rq *rq, const struct ipoib_recv_wr *wr, uint16_t n)
 		}
 		if (j < ns)
 			break;	/* not our memory: refused */
-posted:
 		d->num_sge = ns;
 		d->total_len = total;
+posted:
 		ids[slot] = wr[i].wr_id;
+		one_off[slot] = ent_off;
 		nr_free--;
 		/* a sender whose claim then fails may be reading it */
 		e = &ring[(prod + i) & mask];
