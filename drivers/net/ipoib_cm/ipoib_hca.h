@@ -367,39 +367,68 @@ struct ipoib_hca_test_ops {
 };
 
 /*
- * Free n mbufs a transport has sent (copied out, or completed). The
- * common one, a single direct segment nobody else references, goes back
- * to its pool with the others of that pool in one rte_mempool_put_bulk();
- * any other through rte_pktmbuf_free(). What rte_pktmbuf_free_bulk()
- * does, without its per-segment walk for the common mbuf.
+ * Free mbufs a transport has sent (copied out, or completed). The common
+ * one, a single direct segment nobody else references, goes back to its
+ * pool with the others of that pool in one rte_mempool_put_bulk(); any
+ * other through rte_pktmbuf_free(). What rte_pktmbuf_free_bulk() does,
+ * without its per-segment walk for the common mbuf. Each is given to
+ * ipoib_hca_free_one(), then ipoib_hca_free_end() puts what it kept.
  */
+struct ipoib_hca_freer {
+	struct rte_mempool *mp;
+	unsigned int np;
+	void *put[64];
+};
+
+static __rte_always_inline void
+ipoib_hca_free_one(struct ipoib_hca_freer *b, struct rte_mbuf *m)
+{
+	typedef uint64_t __attribute__((__may_alias__)) u64_alias;
+	uint64_t w;
+
+	/*
+	 * refcnt and nb_segs both 1, from one atomic load (refcnt's reads
+	 * are) of the aligned word data_off, refcnt, nb_segs, port: in
+	 * either byte order its middle 32 bits are 1 << 16 | 1 then.
+	 * 2 instructions a frame fewer than three loads (callgrind).
+	 */
+	RTE_BUILD_BUG_ON(offsetof(struct rte_mbuf, data_off) % 8 != 0 ||
+			 offsetof(struct rte_mbuf, refcnt) !=
+			 offsetof(struct rte_mbuf, data_off) + 2 ||
+			 offsetof(struct rte_mbuf, nb_segs) !=
+			 offsetof(struct rte_mbuf, data_off) + 4);
+	w = __atomic_load_n((const u64_alias *)(const void *)&m->data_off,
+			    __ATOMIC_RELAXED);
+	if (unlikely((uint32_t)(w >> 16) != (UINT32_C(1) << 16 | 1) ||
+		     !RTE_MBUF_DIRECT(m))) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (unlikely(m->pool != b->mp || b->np == RTE_DIM(b->put))) {
+		if (b->np > 0)
+			rte_mempool_put_bulk(b->mp, b->put, b->np);
+		b->np = 0;
+		b->mp = m->pool;
+	}
+	b->put[b->np++] = m;
+}
+
+static __rte_always_inline void
+ipoib_hca_free_end(struct ipoib_hca_freer *b)
+{
+	if (b->np > 0)
+		rte_mempool_put_bulk(b->mp, b->put, b->np);
+}
+
 static inline void
 ipoib_hca_free_sent(struct rte_mbuf **pkts, uint16_t n)
 {
-	struct rte_mempool *mp = NULL;
-	void *put[64];
-	unsigned int np = 0;
+	struct ipoib_hca_freer b = { .mp = NULL, .np = 0 };
 	uint16_t i;
 
-	for (i = 0; i < n; i++) {
-		struct rte_mbuf *m = pkts[i];
-
-		/* nb_segs: in the first line, next is not (a miss) */
-		if (unlikely(m->nb_segs != 1 || !RTE_MBUF_DIRECT(m) ||
-			     rte_mbuf_refcnt_read(m) != 1)) {
-			rte_pktmbuf_free(m);
-			continue;
-		}
-		if (unlikely(m->pool != mp || np == RTE_DIM(put))) {
-			if (np > 0)
-				rte_mempool_put_bulk(mp, put, np);
-			np = 0;
-			mp = m->pool;
-		}
-		put[np++] = m;
-	}
-	if (np > 0)
-		rte_mempool_put_bulk(mp, put, np);
+	for (i = 0; i < n; i++)
+		ipoib_hca_free_one(&b, pkts[i]);
+	ipoib_hca_free_end(&b);
 }
 
 extern const struct ipoib_hca_ops ipoib_hca_shm_ops;

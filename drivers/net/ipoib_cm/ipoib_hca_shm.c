@@ -273,7 +273,7 @@ ipoib_shm_post_send(struct ipoib_hca_qp *hqp, const struct ipoib_send_wr *wr,
 	struct shm_qp *qp = TO_SHM(qp, hqp);
 	struct iovec iov[32][IPOIB_MAX_SGE];
 	struct shm_send sw[32];
-	struct rte_mbuf *sent[32];
+	struct ipoib_hca_freer sent = { .mp = NULL, .np = 0 };
 	bool ud = shm_qp_is_ud(qp);
 	uint16_t done = 0;
 
@@ -305,14 +305,15 @@ ipoib_shm_post_send(struct ipoib_hca_qp *hqp, const struct ipoib_send_wr *wr,
 				sw[i].remote_qpn = wr[done + i].remote_qpn;
 				sw[i].remote_qkey = wr[done + i].remote_qkey;
 			}
-			sent[i] = wr[done + i].m;
 		}
 		posted = shm_qp_post_send(qp, sw, k);
-		ipoib_hca_free_sent(sent, posted);
+		for (i = 0; i < posted; i++)
+			ipoib_hca_free_one(&sent, wr[done + i].m);
 		done += posted;
 		if (posted < k)
 			break;
 	}
+	ipoib_hca_free_end(&sent);
 	return done;
 }
 
