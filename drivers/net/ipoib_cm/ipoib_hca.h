@@ -372,13 +372,22 @@ struct ipoib_hca_test_ops {
  * pool with the others of that pool in one rte_mempool_put_bulk(); any
  * other through rte_pktmbuf_free(). What rte_pktmbuf_free_bulk() does,
  * without its per-segment walk for the common mbuf. Each is given to
- * ipoib_hca_free_one(), then ipoib_hca_free_end() puts what it kept.
+ * ipoib_hca_free_one() after ipoib_hca_free_start(), then
+ * ipoib_hca_free_end() puts what it kept.
  */
 struct ipoib_hca_freer {
 	struct rte_mempool *mp;
 	unsigned int np;
 	void *put[64];
 };
+
+/* Not an initializer: that would clear put[] (a memset per call). */
+static __rte_always_inline void
+ipoib_hca_free_start(struct ipoib_hca_freer *b)
+{
+	b->mp = NULL;
+	b->np = 0;
+}
 
 static __rte_always_inline void
 ipoib_hca_free_one(struct ipoib_hca_freer *b, struct rte_mbuf *m)
@@ -423,8 +432,10 @@ ipoib_hca_free_end(struct ipoib_hca_freer *b)
 static inline void
 ipoib_hca_free_sent(struct rte_mbuf **pkts, uint16_t n)
 {
-	struct ipoib_hca_freer b = { .mp = NULL, .np = 0 };
+	struct ipoib_hca_freer b;
 	uint16_t i;
+
+	ipoib_hca_free_start(&b);
 
 	for (i = 0; i < n; i++)
 		ipoib_hca_free_one(&b, pkts[i]);

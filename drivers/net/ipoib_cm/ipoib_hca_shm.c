@@ -273,9 +273,11 @@ ipoib_shm_post_send(struct ipoib_hca_qp *hqp, const struct ipoib_send_wr *wr,
 	struct shm_qp *qp = TO_SHM(qp, hqp);
 	struct iovec iov[32][IPOIB_MAX_SGE];
 	struct shm_send sw[32];
-	struct ipoib_hca_freer sent = { .mp = NULL, .np = 0 };
+	struct ipoib_hca_freer sent;
 	bool ud = shm_qp_is_ud(qp);
 	uint16_t done = 0;
+
+	ipoib_hca_free_start(&sent);
 
 	while (done < n) {
 		uint16_t k = RTE_MIN((uint16_t)(n - done), (uint16_t)32);
