@@ -310,9 +310,10 @@ struct shm_rdesc {
 /*
  * A posted receive WR as senders claim it: its slot and, for a WR of one
  * SGE (every WR of the driver's whose frames fit an mbuf), that SGE, so
- * that a sender reads no descriptor: a line the receiver wrote at each
- * post, a miss after the ring's on every send. off SHM_RQ_ENT_DESC:
- * several SGEs, in the slot's descriptor.
+ * that neither side touches a descriptor for it (one read by the sender
+ * was a line the receiver wrote at each post: a miss after the ring's on
+ * every send). off SHM_RQ_ENT_DESC: several SGEs, in the slot's
+ * descriptor.
  */
 struct shm_rq_ent {
 	uint64_t off;		/* arena offset of the one SGE */
