@@ -263,62 +263,6 @@ ipoib_shm_post_recv(struct ipoib_hca_qp *qp, const struct ipoib_recv_wr *wr,
 	return shm_rq_post(shm_qp_rq(TO_SHM(qp, qp)), wr, n);
 }
 
-/* Gather each mbuf chain into iovecs; the copy into the receiver's buffer
- * is the only one. The mbufs sent are freed: the copy has completed.
- */
-static uint16_t
-ipoib_shm_post_send(struct ipoib_hca_qp *hqp, const struct ipoib_send_wr *wr,
-		    uint16_t n)
-{
-	struct shm_qp *qp = TO_SHM(qp, hqp);
-	struct iovec iov[32][IPOIB_MAX_SGE];
-	struct shm_send sw[32];
-	struct ipoib_hca_freer sent;
-	bool ud = shm_qp_is_ud(qp);
-	uint16_t done = 0;
-
-	ipoib_hca_free_start(&sent);
-
-	while (done < n) {
-		uint16_t k = RTE_MIN((uint16_t)(n - done), (uint16_t)32);
-		uint16_t i, posted;
-
-		for (i = 0; i < k; i++) {
-			struct rte_mbuf *m = wr[done + i].m;
-			uint16_t s = 1;
-
-			iov[i][0].iov_base = rte_pktmbuf_mtod(m, void *);
-			iov[i][0].iov_len = m->data_len;
-			/* a chain: the rest of its segments (next is in the
-			 * mbuf's second line: not read for one segment)
-			 */
-			for (m = unlikely(m->nb_segs > 1) ? m->next : NULL;
-			     unlikely(m != NULL) && s < IPOIB_MAX_SGE;
-			     m = m->next, s++) {
-				iov[i][s].iov_base = rte_pktmbuf_mtod(m,
-								      void *);
-				iov[i][s].iov_len = m->data_len;
-			}
-			sw[i].iov = iov[i];
-			sw[i].iovcnt = s;
-			if (ud) {
-				sw[i].ah = (const struct shm_ah *)(const void *)
-					   wr[done + i].ah;
-				sw[i].remote_qpn = wr[done + i].remote_qpn;
-				sw[i].remote_qkey = wr[done + i].remote_qkey;
-			}
-		}
-		posted = shm_qp_post_send(qp, sw, k);
-		for (i = 0; i < posted; i++)
-			ipoib_hca_free_one(&sent, wr[done + i].m);
-		done += posted;
-		if (posted < k)
-			break;
-	}
-	ipoib_hca_free_end(&sent);
-	return done;
-}
-
 static struct ipoib_hca_ah *
 ipoib_shm_ah_create(struct ipoib_hca *hca, const struct ipoib_ah_attr *attr)
 {

@@ -2,8 +2,9 @@
  * Copyright(c) 2026 The net_ipoibcm authors
  *
  * What the files of the shm transport share: ipoib_hca_shm.c has the
- * ops table and everything but the subnet administrator, which
- * ipoib_hca_shm_sa.c has (joins and path records).
+ * ops table and everything but the sends, which ipoib_hca_shm_send.c has,
+ * and the subnet administrator, which ipoib_hca_shm_sa.c has (joins and
+ * path records).
  */
 
 #ifndef IPOIB_HCA_SHM_H
@@ -31,6 +32,8 @@ struct ipoib_hca {
 #define TO_SHM(type, p)		((struct shm_ ## type *)(void *)(p))
 #define FROM_SHM(type, p)	((struct ipoib_hca_ ## type *)(void *)(p))
 
+uint16_t ipoib_shm_post_send(struct ipoib_hca_qp *hqp,
+			     const struct ipoib_send_wr *wr, uint16_t n);
 int ipoib_shm_mc_join(struct ipoib_hca *hca, const uint8_t *mgid,
 		      uint16_t pkey);
 int ipoib_shm_mc_join_poll(struct ipoib_hca *hca, struct ipoib_mc_rec *rec);

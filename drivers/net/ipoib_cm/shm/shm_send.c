@@ -9,259 +9,14 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
+#include "shm_copy.h"
 #include "shm_cq_fill.h"
 #include "shm_internal.h"
 #include "shm_log.h"
+#include "shm_rc_send.h"
 
 /* ---- sends --------------------------------------------------------------- */
-
-static inline uint32_t
-shm_msg_len(const struct shm_send *wr)
-{
-	uint32_t len = 0;
-	uint16_t i;
-
-	/* the common message: one piece */
-	if (likely(wr->iovcnt == 1))
-		return (uint32_t)wr->iov[0].iov_len;
-	for (i = 0; i < wr->iovcnt; i++)
-		len += wr->iov[i].iov_len;
-	return len;
-}
-
-/*
- * A message of SHM_STREAM_MIN bytes or more, sent with at least
- * SHM_STREAM_BATCH - 1 others (the receive WRs one round of
- * shm_rc_send() claimed), is written with non-temporal stores:
- * without them each destination line is first read (a read for
- * ownership) from a receive buffer no core has touched for a ring's lap.
- * A message sent alone is not: its receiver is likely waiting for it and
- * would read its first line from memory, after a fence per message.
- * Streamed stores are weakly ordered: the caller of shm_copy() makes
- * shm_copy_fence() before a streamed message's completion is published.
- */
-#define SHM_STREAM_MIN		4096
-#define SHM_STREAM_BATCH	4
-
-static void
-shm_copy_stream(uint8_t *dst, const uint8_t *src, size_t n)
-{
-#ifdef __SSE2__
-	size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
-
-	if (head > n)
-		head = n;
-	memcpy(dst, src, head);
-	dst += head;
-	src += head;
-	n -= head;
-	for (; n >= 64; n -= 64, src += 64, dst += 64) {
-		__m128i a = _mm_loadu_si128((const __m128i *)(const void *)src);
-		__m128i b = _mm_loadu_si128((const __m128i *)(const void *)
-					    (src + 16));
-		__m128i c = _mm_loadu_si128((const __m128i *)(const void *)
-					    (src + 32));
-		__m128i e = _mm_loadu_si128((const __m128i *)(const void *)
-					    (src + 48));
-
-		_mm_stream_si128((__m128i *)(void *)dst, a);
-		_mm_stream_si128((__m128i *)(void *)(dst + 16), b);
-		_mm_stream_si128((__m128i *)(void *)(dst + 32), c);
-		_mm_stream_si128((__m128i *)(void *)(dst + 48), e);
-	}
-#endif
-	memcpy(dst, src, n);
-}
-
-/*
- * A message of 16 to 64 bytes (a small frame, a TCP ACK): two or four
- * 16-byte moves, the last ones overlapping. The call to memcpy() they
- * replace cost 6 instructions more per 64-byte frame (callgrind).
- */
-static inline bool
-shm_copy_small(uint8_t *dst, const uint8_t *src, size_t n)
-{
-#ifdef __SSE2__
-	__m128i a, b, c, e;
-
-	if (n < 16 || n > 64)
-		return false;
-	a = _mm_loadu_si128((const __m128i *)(const void *)src);
-	b = _mm_loadu_si128((const __m128i *)(const void *)(src + n - 16));
-	if (n > 32) {
-		c = _mm_loadu_si128((const __m128i *)(const void *)(src + 16));
-		e = _mm_loadu_si128((const __m128i *)(const void *)
-				    (src + n - 32));
-		_mm_storeu_si128((__m128i *)(void *)(dst + 16), c);
-		_mm_storeu_si128((__m128i *)(void *)(dst + n - 32), e);
-	}
-	_mm_storeu_si128((__m128i *)(void *)dst, a);
-	_mm_storeu_si128((__m128i *)(void *)(dst + n - 16), b);
-	return true;
-#else
-	(void)dst;
-	(void)src;
-	(void)n;
-	return false;
-#endif
-}
-
-/* One piece of a message, streamed or not as shm_copy() was told. */
-static inline void
-shm_copy_piece(uint8_t *dst, const void *src, size_t n, bool stream)
-{
-	if (unlikely(stream))
-		shm_copy_stream(dst, src, n);
-	else if (!shm_copy_small(dst, src, n))
-		memcpy(dst, src, n);
-}
-
-static inline void
-shm_copy_fence(void)
-{
-#ifdef __SSE2__
-	_mm_sfence();
-#endif
-}
-
-/*
- * Where a claimed WR's message goes, as the copy reads it: the entry's
- * one SGE (in one), or the slot's descriptor's (shm_rq_target()).
- */
-struct shm_target {
-	const struct shm_rdesc_sge *sge;
-	uint32_t num_sge;
-	uint32_t total_len;
-	struct shm_rdesc_sge one;
-};
-
-static inline void
-shm_rq_target(struct shm_rq_ring *r, const struct shm_rq_ent *e,
-	      struct shm_target *t)
-{
-	const struct shm_rdesc *d;
-
-	if (likely(e->off != SHM_RQ_ENT_DESC)) {
-		t->one.off = e->off;
-		t->one.len = SHM_RQ_ENT_LEN(e);
-		t->sge = &t->one;
-		t->num_sge = 1;
-		t->total_len = t->one.len;
-		return;
-	}
-	d = shm_rdesc(r, SHM_RQ_ENT_SLOT(e));
-	t->sge = d->sge;
-	t->num_sge = d->num_sge;
-	t->total_len = d->total_len;
-}
-
-/* shm_copy() of a message in pieces, or past a first segment. */
-static void __attribute__((noinline))
-shm_copy_sg(struct shm_fabric *f, uint32_t proc, const struct shm_target *d,
-	    uint32_t skip, const struct shm_send *wr, bool stream)
-{
-	uint32_t s = 0, soff = skip;
-	uint16_t i;
-
-	while (s < d->num_sge && soff >= d->sge[s].len)
-		soff -= d->sge[s++].len;
-	for (i = 0; i < wr->iovcnt; i++) {
-		const uint8_t *src = wr->iov[i].iov_base;
-		size_t left = wr->iov[i].iov_len;
-
-		while (left > 0 && s < d->num_sge) {
-			size_t room = d->sge[s].len - soff;
-			size_t n = left < room ? left : room;
-			uint8_t *dst = shm_arena_ptr(f, proc, d->sge[s].off);
-
-			if (dst == NULL)
-				return;
-			shm_tsan_buf_take(dst);
-			shm_copy_piece(dst + soff, src, n, stream);
-			shm_tsan_buf_give(dst);
-			src += n;
-			left -= n;
-			soff += n;
-			if (soff == d->sge[s].len) {
-				s++;
-				soff = 0;
-			}
-		}
-	}
-}
-
-/*
- * The segment of process proc a sender last wrote into, for the next
- * message of the same call (mostly the same segment): no lookup of the
- * process's map per message.
- */
-struct shm_dst_seg {
-	uint64_t seg;		/* UINT64_MAX: none yet */
-	uint8_t *base;
-};
-
-static inline uint8_t *
-shm_dst_ptr(struct shm_fabric *f, uint32_t proc, uint64_t off,
-	    struct shm_dst_seg *c)
-{
-	uint8_t *p;
-
-	if (likely(off >> SHM_SEG_SHIFT == c->seg))
-		return c->base + (off & SHM_SEG_OFF_MASK);
-	p = shm_arena_ptr(f, proc, off);
-	if (p != NULL) {
-		c->seg = off >> SHM_SEG_SHIFT;
-		c->base = p - (off & SHM_SEG_OFF_MASK);
-	}
-	return p;
-}
-
-/*
- * Scatter the message of len bytes (after skip bytes of the buffer) into
- * a WR posted by process proc: the copy the "DMA" makes. The common
- * message, one piece (one: wr->iovcnt == 1, its data at src) within the
- * buffer's first segment, is one memcpy here; any other goes through
- * shm_copy_sg(). stream: with non-temporal stores (shm_copy_fence()
- * before the completion). The caller reads wr's fields before it writes
- * the completion, which could alias them.
- */
-static inline void
-shm_copy_one(struct shm_fabric *f, uint32_t proc, uint64_t off, uint32_t skip,
-	     const void *src, uint32_t len, bool stream, struct shm_dst_seg *c)
-{
-	uint8_t *dst = shm_dst_ptr(f, proc, off, c);
-
-	if (dst != NULL) {
-		shm_tsan_buf_take(dst);
-		shm_copy_piece(dst + skip, src, len, stream);
-		shm_tsan_buf_give(dst);
-	}
-}
-
-static inline void
-shm_copy_msg(struct shm_fabric *f, uint32_t proc, const struct shm_target *d,
-	     uint32_t skip, const struct shm_send *wr, const void *src,
-	     bool one, uint32_t len, bool stream, struct shm_dst_seg *c)
-{
-	if (likely(one && d->num_sge > 0 && skip + len <= d->sge[0].len))
-		shm_copy_one(f, proc, d->sge[0].off, skip, src, len, stream, c);
-	else
-		shm_copy_sg(f, proc, d, skip, wr, stream);
-}
-
-/* The same, of a message whose fields no store has been made over. */
-static inline void
-shm_copy(struct shm_fabric *f, uint32_t proc, const struct shm_target *d,
-	 uint32_t skip, const struct shm_send *wr, uint32_t len, bool stream,
-	 struct shm_dst_seg *c)
-{
-	shm_copy_msg(f, proc, d, skip, wr, wr->iov[0].iov_base,
-		     wr->iovcnt == 1, len, stream, c);
-}
 
 static void
 shm_write_grh(struct shm_fabric *f, uint32_t proc, const struct shm_target *d,
@@ -473,151 +228,132 @@ shm_rc_rnr(struct shm_qp *qp)
 		shm_qp_set_err(qp);
 }
 
-/*
- * RC sends: reliable and in order (IBTA chapter 9). Stops at the first
- * that cannot go; a peer gone or a link down puts the QP in error, as
- * exhausted transport retries would. Several threads may post on one QP
- * at once, as ibv_post_send() allows (the driver's tx queues and its
- * control thread sending held frames): what they share here is atomic.
- */
-static uint16_t
-shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
+/* RC sends (shm_rc_send.h): what is not per message. */
+bool
+shm_rc_open(struct shm_qp *qp, struct shm_rc_dst *d)
 {
 	struct shm_fabric *f = qp->port->f;
-	const struct shm_qp_ent *peer = NULL;
-	struct shm_dst_seg dst = { .seg = UINT64_MAX };
-	struct shm_cqe tmpl = { .seq = 0 };
-	uint32_t late[SHM_BURST], k, i, nlate, stream_min;
-	struct shm_rq_ent ents[SHM_BURST];
-	bool descs;	/* one of ents is SHM_RQ_ENT_DESC */
-	bool cap;	/* a capture runs: each message is written to it too */
 	struct shm_qp_ent pv;
-	struct shm_rq_ring *r;
-	struct shm_cq_ring *c;
-	uint16_t done = 0;
-	uint64_t t;
 
 	if (shm_load(&qp->ent->state) != SHM_QPS_RTS)
-		return 0;
+		return false;
 	if (shm_load(&qp->port->ent->state) != SHM_PORT_ACTIVE) {
 		/* the link is down: the retries run out, the QP errors */
 		shm_add(&qp->port->ent->cnt_link_down_drops, 1);
 		shm_qp_set_err(qp);
-		return 0;
+		return false;
 	}
 	if (shm_rc_peer_gone(qp) ||
 	    !shm_qp_ent_read(qp->peer, qp->peer_qpn, &pv) ||
 	    shm_load(&f->hdr->ports[pv.port].state) != SHM_PORT_ACTIVE) {
 		shm_qp_set_err(qp);
-		return 0;
+		return false;
 	}
-	peer = &pv;
-	r = shm_arena_ptr(f, peer->proc, peer->rq_off);
-	c = shm_arena_ptr(f, peer->proc, peer->cq_off);
-	if (r == NULL || c == NULL) {
+	d->r = shm_arena_ptr(f, pv.proc, pv.rq_off);
+	d->c = shm_arena_ptr(f, pv.proc, pv.cq_off);
+	if (d->r == NULL || d->c == NULL) {
 		shm_qp_set_err(qp);
-		return 0;
+		return false;
 	}
-	if (!shm_qp_connected(peer->state)) {
+	if (!shm_qp_connected(pv.state)) {
 		shm_rc_rnr(qp);		/* not ready to receive yet */
+		return false;
+	}
+	d->proc = pv.proc;
+	d->port = pv.port;
+	memset(&d->tmpl, 0, sizeof(d->tmpl));
+	d->tmpl.rq_id = d->r->id;
+	d->tmpl.qp_num = qp->peer_qpn;
+	d->tmpl.src_qp = qp->qpn;
+	d->tmpl.qp_context = pv.qp_context;
+	d->tmpl.slid = qp->port->ent->lid;
+	d->tmpl.status = IPOIB_WC_SUCCESS;
+	return true;
+}
+
+uint32_t
+shm_rc_claim(struct shm_qp *qp, struct shm_rq_ring *r, uint32_t want,
+	     struct shm_rq_ent *ents)
+{
+	bool descs;	/* one of ents is SHM_RQ_ENT_DESC */
+	uint32_t k, i;
+
+	k = shm_rq_claim(r, want, ents, &descs);
+	if (k == 0) {
+		shm_rc_rnr(qp);
 		return 0;
 	}
-	tmpl.rq_id = r->id;
-	tmpl.qp_num = qp->peer_qpn;
-	tmpl.src_qp = qp->qpn;
-	tmpl.qp_context = peer->qp_context;
-	tmpl.slid = qp->port->ent->lid;
-	tmpl.status = IPOIB_WC_SUCCESS;
-	while (done < n) {
-		uint16_t want = n - done < SHM_BURST ? n - done : SHM_BURST;
-
-		k = shm_rq_claim(r, want, ents, &descs);
-		if (k == 0) {
-			shm_rc_rnr(qp);
-			break;
-		}
-		/* read first: the line stays shared while no streak runs */
-		if (shm_load_relaxed(&qp->rnr_since) != 0)
-			shm_store_relaxed(&qp->rnr_since, 0);
-		/* each completion filled in place once its message is in */
-		t = shm_cq_reserve(c, k);
-		/*
-		 * The receiver last read the completion entries, and wrote the
-		 * descriptors of WRs of several SGEs: ask for them all before
-		 * the first is read (a miss per message, in turn, was two
-		 * thirds of this function). Two entries a line: every line
-		 * from t's, then the last's.
-		 */
-		for (i = 0; i < k; i += 2)
-			__builtin_prefetch(&c->cqe[(t + i) & c->mask], 1, 3);
-		__builtin_prefetch(&c->cqe[(t + k - 1) & c->mask], 1, 3);
-		for (i = 0; unlikely(descs) && i < k; i++)
-			if (ents[i].off == SHM_RQ_ENT_DESC)
-				__builtin_prefetch(shm_rdesc(r,
-					SHM_RQ_ENT_SLOT(&ents[i])), 0, 3);
-		/*
-		 * A streamed message's completion waits for one fence after
-		 * the last copy; the others are published as they are copied
-		 * (the poller stops at the first unpublished one anyway).
-		 */
-		stream_min = k >= SHM_STREAM_BATCH ? SHM_STREAM_MIN : UINT32_MAX;
-		nlate = 0;
-		cap = qp->port->cap != NULL;
-		for (i = 0; i < k; i++) {
-			const struct shm_send *w = &wr[done + i];
-			const struct shm_rq_ent *q = &ents[i];
-			struct shm_cqe *e = shm_cq_entry_take(c, t + i);
-			/* before the stores below, which could alias them */
-			const void *src = w->iov[0].iov_base;
-			bool one = w->iovcnt == 1;
-			uint32_t len = likely(one) ? (uint32_t)w->iov[0].iov_len :
-						     shm_msg_len(w);
-			uint32_t room = SHM_RQ_ENT_LEN(q);
-			bool stream = len >= stream_min;
-			struct shm_target to;
-
-			/* the body, not seq nor the padding */
-			memcpy(&e->rq_id, &tmpl.rq_id, SHM_CQE_BODY_LEN);
-			e->slot = SHM_RQ_ENT_SLOT(q);
-			/* the common WR's one SGE is in its entry */
-			if (unlikely(q->off == SHM_RQ_ENT_DESC || !one)) {
-				shm_rq_target(r, q, &to);
-				room = to.total_len;
-			}
-			if (unlikely(cap))
-				shm_capture_tx(qp->port, w, qp->peer_qpn,
-					       f->hdr->ports[peer->port].gid,
-					       len);
-			if (len > room) {
-				e->status = IPOIB_WC_LOC_LEN_ERR;
-				shm_add(&f->hdr->ports[peer->port].cnt_len_errs,
-					1);
-				shm_cq_publish(e, t + i);
-				continue;
-			}
-			if (likely(q->off != SHM_RQ_ENT_DESC && one))
-				shm_copy_one(f, peer->proc, q->off, 0, src, len,
-					     stream, &dst);
-			else
-				shm_copy_msg(f, peer->proc, &to, 0, w, src,
-					     one, len, stream, &dst);
-			e->byte_len = len;
-			if (unlikely(stream)) {
-				late[nlate++] = i;
-				continue;
-			}
-			shm_cq_publish(e, t + i);
-		}
-		if (unlikely(nlate > 0)) {
-			shm_copy_fence();
-			for (i = 0; i < nlate; i++)
-				shm_cq_publish(&c->cqe[(t + late[i]) & c->mask],
-					       t + late[i]);
-		}
-		done += k;
-	}
-	return done;
+	/* read first: the line stays shared while no streak runs */
+	if (shm_load_relaxed(&qp->rnr_since) != 0)
+		shm_store_relaxed(&qp->rnr_since, 0);
+	/* the receiver wrote the descriptors of WRs of several SGEs */
+	for (i = 0; unlikely(descs) && i < k; i++)
+		if (ents[i].off == SHM_RQ_ENT_DESC)
+			__builtin_prefetch(shm_rdesc(r,
+				SHM_RQ_ENT_SLOT(&ents[i])), 0, 3);
+	return k;
 }
+
+bool
+shm_rc_put_slow(struct shm_qp *qp, const struct shm_rc_dst *d,
+		const struct shm_rq_ent *q, struct shm_cqe *e,
+		const void *src, uint32_t len, const struct shm_send *sg,
+		bool stream)
+{
+	struct shm_fabric *f = qp->port->f;
+	struct iovec one = { .iov_base = (void *)(uintptr_t)src,
+			     .iov_len = len };
+	struct shm_send w1 = { .iov = &one, .iovcnt = 1 };
+	const struct shm_send *w = sg != NULL ? sg : &w1;
+	struct shm_dst_seg dst = { .seg = UINT64_MAX };
+	struct shm_target to;
+
+	shm_rq_target(d->r, q, &to);
+	if (qp->port->cap != NULL)
+		shm_capture_tx(qp->port, w, qp->peer_qpn,
+			       f->hdr->ports[d->port].gid, len);
+	if (len > to.total_len) {
+		e->status = IPOIB_WC_LOC_LEN_ERR;
+		shm_add(&f->hdr->ports[d->port].cnt_len_errs, 1);
+		return false;
+	}
+	shm_copy_msg(f, d->proc, &to, 0, w, src, sg == NULL, len, stream,
+		     &dst);
+	e->byte_len = len;
+	return true;
+}
+
+/* A struct shm_send as shm_rc_send_each() reads a message. */
+static __attribute__((always_inline)) inline void
+shm_rc_msg_of_send(void *ctx, uint32_t i, struct shm_rc_msg *m)
+{
+	const struct shm_send *w = (const struct shm_send *)ctx + i;
+
+	m->src = w->iov[0].iov_base;
+	if (likely(w->iovcnt == 1)) {
+		m->len = (uint32_t)w->iov[0].iov_len;
+		m->sg = NULL;
+	} else {
+		m->len = shm_msg_len(w);
+		m->sg = w;
+	}
+}
+
+/* The caller of shm_qp_post_send() keeps its messages: nothing to do. */
+static __attribute__((always_inline)) inline void
+shm_rc_sent_nothing(void *ctx, uint32_t i)
+{
+	(void)ctx;
+	(void)i;
+}
+
+static uint16_t
+shm_rc_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
+{
+	return shm_rc_send_each(qp, n, (void *)(uintptr_t)wr,
+				shm_rc_msg_of_send, shm_rc_sent_nothing);
+}
+
 
 uint16_t
 shm_qp_post_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
