@@ -418,17 +418,23 @@ ipoib_rx_need(const struct ipoib_rx_ring *ring, const struct ipoib_wc *wc,
 }
 
 /*
- * Non-SRQ: mbufs the run of completions of connection ci that starts the
- * k of wc needs (each connection's buffers come from its own pool).
+ * Non-SRQ: mbufs the run of completions of one connection that starts
+ * wc (its first, valid) needs: each connection's buffers come from its
+ * own pool. One each when a slot is one mbuf.
  */
 static __rte_always_inline uint16_t
 ipoib_rx_run_need(const struct ipoib_rx_ring *ring, const struct ipoib_wc *wc,
-		  uint16_t k, uint32_t ci)
+		  uint16_t k)
 {
+	uint64_t run = ipoib_wr_ring(wc[0].wr_id);
 	uint16_t i, need = 0;
 
-	for (i = 0; i < k && ipoib_wr_kind(wc[i].wr_id) == IPOIB_WR_CONN &&
-	     ipoib_wr_conn(wc[i].wr_id) == ci; i++)
+	if (likely(ring->segs == 1)) {
+		for (i = 1; i < k && ipoib_wr_ring(wc[i].wr_id) == run; i++)
+			;
+		return i;
+	}
+	for (i = 0; i < k && ipoib_wr_ring(wc[i].wr_id) == run; i++)
 		need += ipoib_rx_nseg(ring, wc[i].byte_len);
 	return need;
 }
@@ -552,15 +558,16 @@ ipoib_rx_prefetch(const struct ipoib_rxq *rxq, const struct ipoib_wc *wc,
 		uint64_t id = wc[i].wr_id;
 		uint32_t slot = ipoib_wr_slot(id);
 
-		if (srq) {
-			if (unlikely(ipoib_wr_kind(id) != IPOIB_WR_SRQ))
-				continue;
-		} else {
+		/*
+		 * The kind is left to the loop that delivers: slot and
+		 * connection index are bounded, so a stray id prefetches at
+		 * worst another buffer of this queue's rings.
+		 */
+		if (!srq) {
 			uint32_t ci = ipoib_wr_conn(id);
 			const struct ipoib_conn *c;
 
-			if (unlikely(ipoib_wr_kind(id) != IPOIB_WR_CONN ||
-				     ci >= rxq->nr_conns))
+			if (unlikely(ci >= rxq->nr_conns))
 				continue;
 			if (ci != last) {
 				c = ipoib_rx_conn(rxq, ci);
@@ -582,24 +589,23 @@ ipoib_rx_prefetch(const struct ipoib_rxq *rxq, const struct ipoib_wc *wc,
 	}
 }
 
-/* Post the reposts of a burst: the SRQ at once, connections run by run. */
+/*
+ * Post the reposts gathered since *start: all of a burst's at once for
+ * the SRQ; without one, those of a run of one connection's completions
+ * (to its QP) when the run ends, so no WR needs its owner beside it.
+ */
 static __rte_always_inline void
 ipoib_rx_repost(struct ipoib_rxq *rxq, struct ipoib_recv_wr *wr,
-		struct ipoib_conn **conn, uint16_t nwr, const bool srq)
+		const struct ipoib_conn *run, uint16_t *start, uint16_t nwr,
+		const bool srq)
 {
-	uint16_t i, start = 0;
-
-	if (srq) {
-		if (nwr > 0)
-			rxq->post_srq_recv(rxq->srq, wr, nwr);
+	if (nwr == *start)
 		return;
-	}
-	for (i = 1; i <= nwr; i++) {
-		if (i < nwr && conn[i] == conn[start])
-			continue;
-		rxq->post_recv(conn[start]->qp, &wr[start], i - start);
-		start = i;
-	}
+	if (srq)
+		rxq->post_srq_recv(rxq->srq, &wr[*start], nwr - *start);
+	else
+		rxq->post_recv(run->qp, &wr[*start], nwr - *start);
+	*start = nwr;
 }
 
 /* A completion that is not ours to deliver: flush, error, stray. */
@@ -628,7 +634,6 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 		    uint16_t n, const bool srq)
 {
 	struct ipoib_recv_wr wr[IPOIB_BURST];
-	struct ipoib_conn *wr_conn[IPOIB_BURST];
 	struct ipoib_wc wc[IPOIB_BURST];
 	struct ipoib_rx_acct acct = {
 		.ptype_mask = __atomic_load_n(&rxq->priv->ptype_mask,
@@ -638,7 +643,7 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 	/* not an initialiser: that would zero m[] on every poll (memset) */
 	struct ipoib_rx_fresh fresh;
 	struct ipoib_conn *run = NULL;	/* non-SRQ: whose pool fresh is of */
-	uint16_t nb = 0, nwr = 0, k, i;
+	uint16_t nb = 0, nwr = 0, posted = 0, k, i;
 
 	fresh.n = 0;
 	fresh.next = 0;
@@ -695,10 +700,11 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 			ring = &owner->ring;
 			/* a run of its completions: their mbufs at once */
 			if (owner != run) {
+				ipoib_rx_repost(rxq, wr, run, &posted, nwr,
+						srq);
 				ipoib_rx_fresh_return(&fresh);
 				ipoib_rx_fresh_take(&fresh, ring->pool->mp,
-					ipoib_rx_run_need(ring, &wc[i], k - i,
-							  ci));
+					ipoib_rx_run_need(ring, &wc[i], k - i));
 				run = owner;
 			}
 		}
@@ -721,7 +727,6 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 		if (likely(wc[i].status == IPOIB_WC_SUCCESS))
 			m = ipoib_rx_chain(rxq, ring, slot, wc[i].byte_len, 0,
 					   &fresh);
-		wr_conn[nwr] = owner;
 		ipoib_rx_ring_fill_wr(ring, slot, wc[i].wr_id, &wr[nwr++]);
 		if (unlikely(m == NULL))
 			continue;
@@ -738,7 +743,7 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 		}
 	}
 	ipoib_rx_fresh_return(&fresh);
-	ipoib_rx_repost(rxq, wr, wr_conn, nwr, srq);
+	ipoib_rx_repost(rxq, wr, run, &posted, nwr, srq);
 	ipoib_rx_acct_flush(&acct);
 	ipoib_rx_acct_store(rxq, &acct);
 	return nb;

@@ -59,4 +59,14 @@ ipoib_wr_kind(uint64_t wr_id)
 	return (unsigned int)(wr_id >> IPOIB_WR_KIND_SHIFT);
 }
 
+/*
+ * The ring a wr_id's slot belongs to (its kind and connection index),
+ * comparable in one test: ipoib_wr_ring(id) == ipoib_wr_ring(other).
+ */
+static __rte_always_inline uint64_t
+ipoib_wr_ring(uint64_t wr_id)
+{
+	return wr_id >> IPOIB_WR_CONN_SHIFT;
+}
+
 #endif /* IPOIB_WR_ID_H */
