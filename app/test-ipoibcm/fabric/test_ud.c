@@ -449,3 +449,95 @@ out:
 }
 REGISTER_TEST(ud_drop, test_ud_drop,
 	"fault drop_ppm: every (or half the) UD message dropped, counted")
+
+/* ---- several messages in one post: delivered as a run ------------------- */
+
+#define RUN_N		9
+#define RUN_LONG	6	/* the index of the message too long */
+
+static const struct ep_conf ud_conf_six = { "b", SHM_QPT_UD, 6, UD_BUF };
+
+/*
+ * What one post of RUN_N messages holds: two runs to b (global routing
+ * with even sequence numbers, then without, odd), a Q_Key b does not have
+ * between them. b has 6 receive WRs: the first run takes 4, the second 2
+ * (the second of them completes with a length error), 2 find none.
+ */
+static const uint32_t run_seq[RUN_N] = { 0, 2, 4, 6, 8, 1, 3, 5, 7 };
+
+static int
+test_ud_run(void)
+{
+	static uint8_t bufs[RUN_N][UD_BUF];
+	struct shm_port_counters cnt;
+	struct ipoib_faults fl = { .rej_after = -1 };
+	struct iovec iov[RUN_N];
+	struct shm_send wr[RUN_N];
+	struct ipoib_wc wc[RUN_N];
+	struct shm_ah ah_g, ah;
+	struct msg pa, pb;
+	struct ep a, b;
+	char fab[32];
+	uint32_t i;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	fabric_name(fab, sizeof(fab), "ud_run");
+	CHECK(ep_open(&a, fab, &ud_conf_a) == 0);
+	CHECK(ep_open(&b, fab, &ud_conf_six) == 0);
+	ud_mark(&b);
+	ep_hello(&a, &pa);
+	ep_hello(&b, &pb);
+	CHECK(shm_ah_resolve(a.f, pb.gid, 0, &ah) == 0);
+	ah_g = ah;
+	ah_g.global = true;
+	for (i = 0; i < RUN_N; i++) {
+		uint32_t len = seq_len(run_seq[i], UD_MAX);
+
+		if (i == RUN_LONG)
+			len = UD_MAX + 1;
+		fill_pattern(bufs[i], len, run_seq[i]);
+		iov[i] = (struct iovec){ bufs[i], len };
+		wr[i] = (struct shm_send){
+			.iov = &iov[i], .iovcnt = 1,
+			.ah = run_seq[i] % 2 == 0 ? &ah_g : &ah,
+			.remote_qpn = pb.u32[1],
+			.remote_qkey = i == 4 ? T_QKEY + 1 : T_QKEY,
+		};
+	}
+	CHECK_EQ(shm_qp_post_send(a.qp, wr, RUN_N), RUN_N);
+	CHECK_EQ(poll_wc(b.cq, wc, 6, T_TIMEOUT), 6);
+	for (i = 0; i < 4; i++)
+		CHECK(ud_check(&b, &wc[i], run_seq[i], &pa) == 0,
+		      "completion %u", i);
+	CHECK(ud_check(&b, &wc[4], run_seq[5], &pa) == 0);
+	CHECK_EQ(wc[5].status, IPOIB_WC_LOC_LEN_ERR);
+	CHECK_EQ(wc[5].qp_num, shm_qp_num(b.qp));
+	CHECK_EQ(shm_cq_poll(b.cq, wc, 1), 0);
+	shm_port_counters(b.port, &cnt);
+	CHECK_EQ(cnt.qkey_drops, 1);
+	CHECK_EQ(cnt.len_errs, 1);
+	CHECK_EQ(cnt.ud_no_wr, 2);
+	/* drops decided per message: a run of four, every one dropped */
+	for (i = 0; i < 6; i++)
+		CHECK(ud_repost(&b, i) == 0);
+	fl.drop_ppm = 1000000;
+	shm_port_set_faults(b.port, &fl);
+	CHECK_EQ(shm_qp_post_send(a.qp, wr, 4), 4);
+	shm_port_counters(b.port, &cnt);
+	CHECK_EQ(cnt.fault_drops, 4);
+	fl.drop_ppm = 0;
+	shm_port_set_faults(b.port, &fl);
+	CHECK_EQ(shm_qp_post_send(a.qp, wr, 4), 4);
+	CHECK_EQ(poll_wc(b.cq, wc, 4, T_TIMEOUT), 4);
+	for (i = 0; i < 4; i++)
+		CHECK(ud_check(&b, &wc[i], run_seq[i], &pa) == 0,
+		      "completion %u after the drops", i);
+	CHECK_EQ(shm_cq_poll(b.cq, wc, 1), 0);
+out:
+	ep_close(&b);
+	ep_close(&a);
+	return ft_end(fab);
+}
+REGISTER_TEST(ud_run, test_ud_run,
+	"UD: one post of several messages, Q_Key break, no WR, length error")

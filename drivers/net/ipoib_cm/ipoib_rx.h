@@ -450,6 +450,58 @@ ipoib_rx_stray(struct ipoib_rxq *rxq, uint64_t wr_id)
 		IPOIB_STAT_INC(rxq->stats.bad_wr_id);
 }
 
+/*
+ * Ask for the first line of every buffer a burst's completions name
+ * before the first is read. The sender wrote them from another core:
+ * read one after the other, each packet waited for its own miss, about
+ * half of the receive side's time at 64 bytes (perf annotate of the
+ * rxonly testpmd, all on the load of the IPoIB header). A prefetch reads
+ * nothing: completions that name no valid slot are only skipped here;
+ * the loop that delivers checks them again. ring: the SRQ's or the UD
+ * one; conns: each completion's connection's instead.
+ */
+static __rte_always_inline void
+ipoib_rx_prefetch(const struct ipoib_rxq *rxq, const struct ipoib_rx_ring *ring,
+		  const struct ipoib_wc *wc, uint16_t k, const bool conns)
+{
+	uint32_t last = UINT32_MAX;
+	uint16_t i;
+
+	for (i = 0; i < k; i++) {
+		uint64_t id = wc[i].wr_id;
+		uint32_t slot = ipoib_wr_slot(id);
+
+		/*
+		 * The kind is left to the loop that delivers: slot and
+		 * connection index are bounded, so a stray id prefetches at
+		 * worst another buffer of this queue's rings.
+		 */
+		if (conns) {
+			uint32_t ci = ipoib_wr_conn(id);
+			const struct ipoib_conn *c;
+
+			if (unlikely(ci >= rxq->nr_conns))
+				continue;
+			if (ci != last) {
+				c = ipoib_rx_conn(rxq, ci);
+				if (unlikely(c == NULL)) {
+					last = UINT32_MAX;
+					continue;
+				}
+				ring = &c->ring;
+				last = ci;
+			}
+		}
+		if (likely(slot < ring->nb_slots)) {
+			const struct rte_mbuf *m =
+				ring->bufs[(size_t)slot * ring->segs];
+
+			if (likely(m != NULL))
+				rte_prefetch0(rte_pktmbuf_mtod(m, void *));
+		}
+	}
+}
+
 /* The datagram side: queue 0's, or with RSS the queue's share. */
 static __rte_always_inline uint16_t
 ipoib_rx_ud(struct ipoib_rxq *rxq, struct rte_mbuf **pkts, uint16_t n,
@@ -465,6 +517,7 @@ ipoib_rx_ud(struct ipoib_rxq *rxq, struct rte_mbuf **pkts, uint16_t n,
 	k = rxq->poll_cq(rxq->ud_cq, wc, RTE_MIN(n, (uint16_t)IPOIB_BURST));
 	if (k == 0)
 		return 0;
+	ipoib_rx_prefetch(rxq, ring, wc, k, false);
 	ipoib_rx_fresh_take(&fresh, ring->pool->mp, ipoib_rx_need(ring, wc, k));
 	for (i = 0; i < k; i++) {
 		uint32_t slot = ipoib_wr_slot(wc[i].wr_id);
@@ -538,58 +591,6 @@ repost:
 }
 
 /*
- * Ask for the first line of every buffer a burst's completions name
- * before the first is read. The sender wrote them from another core:
- * read one after the other, each packet waited for its own miss, about
- * half of the receive side's time at 64 bytes (perf annotate of the
- * rxonly testpmd, all on the load of the IPoIB header). A prefetch reads
- * nothing: completions that name no valid slot are only skipped here;
- * the loop that delivers checks them again.
- */
-static __rte_always_inline void
-ipoib_rx_prefetch(const struct ipoib_rxq *rxq, const struct ipoib_wc *wc,
-		  uint16_t k, const bool srq)
-{
-	const struct ipoib_rx_ring *ring = &rxq->srq_ring;
-	uint32_t last = UINT32_MAX;
-	uint16_t i;
-
-	for (i = 0; i < k; i++) {
-		uint64_t id = wc[i].wr_id;
-		uint32_t slot = ipoib_wr_slot(id);
-
-		/*
-		 * The kind is left to the loop that delivers: slot and
-		 * connection index are bounded, so a stray id prefetches at
-		 * worst another buffer of this queue's rings.
-		 */
-		if (!srq) {
-			uint32_t ci = ipoib_wr_conn(id);
-			const struct ipoib_conn *c;
-
-			if (unlikely(ci >= rxq->nr_conns))
-				continue;
-			if (ci != last) {
-				c = ipoib_rx_conn(rxq, ci);
-				if (unlikely(c == NULL)) {
-					last = UINT32_MAX;
-					continue;
-				}
-				ring = &c->ring;
-				last = ci;
-			}
-		}
-		if (likely(slot < ring->nb_slots)) {
-			const struct rte_mbuf *m =
-				ring->bufs[(size_t)slot * ring->segs];
-
-			if (likely(m != NULL))
-				rte_prefetch0(rte_pktmbuf_mtod(m, void *));
-		}
-	}
-}
-
-/*
  * Post the reposts gathered since *start: all of a burst's at once for
  * the SRQ; without one, those of a run of one connection's completions
  * (to its QP) when the run ends, so no WR needs its owner beside it.
@@ -659,7 +660,7 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 		nb += ipoib_rx_ud(rxq, pkts + nb, n - nb, &acct);
 	k = rxq->poll_cq(rxq->cq, wc,
 			 RTE_MIN((uint16_t)(n - nb), (uint16_t)IPOIB_BURST));
-	ipoib_rx_prefetch(rxq, wc, k, srq);
+	ipoib_rx_prefetch(rxq, &rxq->srq_ring, wc, k, !srq);
 	/* SRQ buffers come from one pool: take the burst's at once */
 	if (srq && k > 0)
 		ipoib_rx_fresh_take(&fresh, rxq->pool.mp,

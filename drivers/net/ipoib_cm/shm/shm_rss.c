@@ -162,8 +162,7 @@ shm_rss_pick(struct shm_fabric *f, const struct shm_qp_ent *q,
 		return d;
 	/* a queue gone meanwhile (the table changes as ports stop) */
 	c = shm_qp_lookup(f, qpn);
-	if (c == NULL || !shm_qp_ent_read(c, qpn, v) ||
-	    v->type != SHM_QPT_UD || v->state != SHM_QPS_RTS ||
+	if (c == NULL || !shm_qp_ent_read_ud(c, qpn, v) ||
 	    v->proc != d->proc)
 		return d;
 	*dqpn = qpn;
