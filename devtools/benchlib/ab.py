@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Before/after comparisons of two builds (devtools/latency-ab.py,
-devtools/rates-ab.py): their common arguments, the runs of one round and
-the names of their processes.
+devtools/rates-ab.py, devtools/autotest-ab.py): their common arguments,
+the runs of one round and the names of their processes.
 
 A round runs memif once (the driver under test is not in it; its tools
 come from the build after), then each net_ipoibcm mode with the build
