@@ -454,6 +454,7 @@ REGISTER_TEST(ud_drop, test_ud_drop,
 
 #define RUN_N		9
 #define RUN_LONG	6	/* the index of the message too long */
+#define RUN_BAD_QKEY	4	/* the index of the one with another Q_Key */
 
 static const struct ep_conf ud_conf_six = { "b", SHM_QPT_UD, 6, UD_BUF };
 
@@ -502,7 +503,7 @@ test_ud_run(void)
 			.iov = &iov[i], .iovcnt = 1,
 			.ah = run_seq[i] % 2 == 0 ? &ah_g : &ah,
 			.remote_qpn = pb.u32[1],
-			.remote_qkey = i == 4 ? T_QKEY + 1 : T_QKEY,
+			.remote_qkey = i == RUN_BAD_QKEY ? T_QKEY + 1 : T_QKEY,
 		};
 	}
 	CHECK_EQ(shm_qp_post_send(a.qp, wr, RUN_N), RUN_N);

@@ -420,23 +420,18 @@ ipoib_rx_need(const struct ipoib_rx_ring *ring, const struct ipoib_wc *wc,
 /*
  * Non-SRQ: mbufs the run of completions of one connection that starts
  * wc (its first, valid) needs: each connection's buffers come from its
- * own pool. One each when a slot is one mbuf.
+ * own pool.
  */
 static __rte_always_inline uint16_t
 ipoib_rx_run_need(const struct ipoib_rx_ring *ring, const struct ipoib_wc *wc,
 		  uint16_t k)
 {
 	uint64_t run = ipoib_wr_ring(wc[0].wr_id);
-	uint16_t i, need = 0;
+	uint16_t i;
 
-	if (likely(ring->segs == 1)) {
-		for (i = 1; i < k && ipoib_wr_ring(wc[i].wr_id) == run; i++)
-			;
-		return i;
-	}
-	for (i = 0; i < k && ipoib_wr_ring(wc[i].wr_id) == run; i++)
-		need += ipoib_rx_nseg(ring, wc[i].byte_len);
-	return need;
+	for (i = 1; i < k && ipoib_wr_ring(wc[i].wr_id) == run; i++)
+		;
+	return ipoib_rx_need(ring, wc, i);
 }
 
 /*
@@ -458,7 +453,7 @@ ipoib_rx_stray(struct ipoib_rxq *rxq, uint64_t wr_id)
  * rxonly testpmd, all on the load of the IPoIB header). A prefetch reads
  * nothing: completions that name no valid slot are only skipped here;
  * the loop that delivers checks them again. ring: the SRQ's or the UD
- * one; conns: each completion's connection's instead.
+ * one; with conns (ring NULL), each completion's connection's.
  */
 static __rte_always_inline void
 ipoib_rx_prefetch(const struct ipoib_rxq *rxq, const struct ipoib_rx_ring *ring,
@@ -660,7 +655,7 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 		nb += ipoib_rx_ud(rxq, pkts + nb, n - nb, &acct);
 	k = rxq->poll_cq(rxq->cq, wc,
 			 RTE_MIN((uint16_t)(n - nb), (uint16_t)IPOIB_BURST));
-	ipoib_rx_prefetch(rxq, &rxq->srq_ring, wc, k, !srq);
+	ipoib_rx_prefetch(rxq, srq ? &rxq->srq_ring : NULL, wc, k, !srq);
 	/* SRQ buffers come from one pool: take the burst's at once */
 	if (srq && k > 0)
 		ipoib_rx_fresh_take(&fresh, rxq->pool.mp,

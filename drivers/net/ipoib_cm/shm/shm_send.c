@@ -38,23 +38,22 @@ shm_write_grh(struct shm_fabric *f, uint32_t proc, const struct shm_target *d,
 	uint64_t head = htobe64(UINT64_C(0x60) << 56 |
 				(uint64_t)(len & 0xffff) << 16 |
 				UINT64_C(0x1b) << 8 | 1);
-	uint8_t grh[IPOIB_GRH_LEN], *p;
+	uint8_t grh[IPOIB_GRH_LEN], *to = NULL, *p;
 	struct iovec iov = { grh, sizeof(grh) };
 	struct shm_send w = { .iov = &iov, .iovcnt = 1 };
 
-	if (likely(d->num_sge > 0 && d->sge[0].len >= IPOIB_GRH_LEN) &&
-	    (p = shm_dst_map(f, proc, d->sge[0].off, c)) != NULL) {
-		shm_tsan_buf_take(p);
-		memcpy(p, &head, sizeof(head));
-		memcpy(p + 8, sgid, IPOIB_GID_LEN);
-		memcpy(p + 8 + IPOIB_GID_LEN, dgid, IPOIB_GID_LEN);
-		shm_tsan_buf_give(p);
-		return;
-	}
-	memcpy(grh, &head, sizeof(head));
-	memcpy(&grh[8], sgid, IPOIB_GID_LEN);
-	memcpy(&grh[8 + IPOIB_GID_LEN], dgid, IPOIB_GID_LEN);
-	shm_copy(f, proc, d, 0, &w, sizeof(grh), false, c);
+	if (likely(d->num_sge > 0 && d->sge[0].len >= IPOIB_GRH_LEN))
+		to = shm_dst_map(f, proc, d->sge[0].off, c);
+	p = to != NULL ? to : grh;
+	if (to != NULL)
+		shm_tsan_buf_take(to);
+	memcpy(p, &head, sizeof(head));
+	memcpy(p + 8, sgid, IPOIB_GID_LEN);
+	memcpy(p + 8 + IPOIB_GID_LEN, dgid, IPOIB_GID_LEN);
+	if (to != NULL)
+		shm_tsan_buf_give(to);
+	else
+		shm_copy(f, proc, d, 0, &w, sizeof(grh), false, c);
 }
 
 /*
