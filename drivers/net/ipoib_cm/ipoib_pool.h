@@ -16,6 +16,15 @@
 /* The per-lcore cache of a pool of n mbufs (ipoib_pool.c says why). */
 #define IPOIB_POOL_CACHE(n)	RTE_MIN(256U, (uint32_t)(n) / 32)
 
+/*
+ * Where a posted mbuf of these pools receives, from the mbuf's address:
+ * they have no private area (ipoib_pool_make()), so the buffer follows
+ * the mbuf, and a posted mbuf's data starts at the headroom
+ * (ipoib_rx_mbufs_get(), rte_pktmbuf_alloc_bulk()). The receive burst's
+ * prefetch asks for the line without first reading the mbuf.
+ */
+#define IPOIB_POOL_DATA_OFS	(sizeof(struct rte_mbuf) + RTE_PKTMBUF_HEADROOM)
+
 /* mbufs in a non-SRQ connection's pool: its ring and a quarter more,
  * for what the application holds while the ring is refilled.
  */

@@ -487,12 +487,19 @@ ipoib_rx_prefetch(const struct ipoib_rxq *rxq, const struct ipoib_rx_ring *ring,
 				last = ci;
 			}
 		}
+		/*
+		 * The mbuf's line (the burst writes its lengths) and its
+		 * data's, whose address follows from the mbuf's: reading
+		 * buf_addr would wait for the first before asking for the
+		 * second. An emptied slot (NULL) prefetches a low address,
+		 * which does not fault.
+		 */
 		if (likely(slot < ring->nb_slots)) {
-			const struct rte_mbuf *m =
+			uintptr_t m = (uintptr_t)
 				ring->bufs[(size_t)slot * ring->segs];
 
-			if (likely(m != NULL))
-				rte_prefetch0(rte_pktmbuf_mtod(m, void *));
+			rte_prefetch0((const void *)m);
+			rte_prefetch0((const void *)(m + IPOIB_POOL_DATA_OFS));
 		}
 	}
 }
