@@ -16,7 +16,6 @@ such as /tmp (EAL refuses to load a plugin from there).
 """
 
 import os
-import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -48,21 +47,9 @@ def main():
             out = latency.measure(b, plugin(b), env, EAL, cfg,
                                   ab.name("lab", rnd, label), sizes,
                                   args.pings)
-            for size, v in sorted(out.items()):
-                res.setdefault((size, label), []).append(v)
-                print("round %d %-16s %5d B: median %.2f p99 %.2f p99.9 "
-                      "%.2f us" % (rnd, label, size, v["median_us"],
-                                   v["p99_us"], v["p999_us"]), flush=True)
+            latency.record(res, rnd, label, out)
     ab.cleanup_runtime("lab")
-    print("\nper configuration, over %d rounds of %d pings (us):" %
-          (args.rounds, args.pings))
-    for (size, label), vs in sorted(res.items()):
-        print("%-16s %5d B: median %.2f  p99 %.2f  p99.9 %.2f  best p99 "
-              "%.2f" % (label, size,
-                        statistics.median(v["median_us"] for v in vs),
-                        statistics.median(v["p99_us"] for v in vs),
-                        statistics.median(v["p999_us"] for v in vs),
-                        min(v["p99_us"] for v in vs)))
+    latency.summary(res, args.rounds, args.pings)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ huge= option is put back as it was, also on an error.
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 
@@ -78,24 +77,11 @@ def main():
                     out = latency.measure(build, plugin, env, EAL, cfg,
                                           ab.name("lsp", rnd, label), sizes,
                                           args.pings)
-                    for size, v in sorted(out.items()):
-                        res.setdefault((size, label), []).append(v)
-                        print("round %d %-24s %5d B: median %.2f p99 %.2f "
-                              "p99.9 %.2f us" %
-                              (rnd, label, size, v["median_us"], v["p99_us"],
-                               v["p999_us"]), flush=True)
+                    latency.record(res, rnd, label, out, 24)
     finally:
         remount(was)
         ab.cleanup_runtime("lsp")
-    print("\nper configuration, over %d rounds of %d pings (us):" %
-          (args.rounds, args.pings))
-    for (size, label), vs in sorted(res.items()):
-        print("%-24s %5d B: median %.2f  p99 %.2f  p99.9 %.2f  best p99 "
-              "%.2f" % (label, size,
-                        statistics.median(v["median_us"] for v in vs),
-                        statistics.median(v["p99_us"] for v in vs),
-                        statistics.median(v["p999_us"] for v in vs),
-                        min(v["p99_us"] for v in vs)))
+    latency.summary(res, args.rounds, args.pings, 24)
 
 
 if __name__ == "__main__":

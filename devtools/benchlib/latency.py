@@ -11,6 +11,7 @@ import os
 import re
 import select
 import signal
+import statistics
 import subprocess
 import time
 
@@ -96,3 +97,27 @@ def measure(build, plugin, env, eal_args, cfg, name, sizes, pings):
             echo.wait()
         echo.stdout.close()
         configs.cleanup(cfg, name)
+
+
+def record(res, rnd, label, out, width=16):
+    """Print one measure()'s result as round rnd's of label; keep it in
+    res ({(size, label): [result, ...]}) for summary()."""
+    for size, v in sorted(out.items()):
+        res.setdefault((size, label), []).append(v)
+        print("round %d %-*s %5d B: median %.2f p99 %.2f p99.9 %.2f us" %
+              (rnd, width, label, size, v["median_us"], v["p99_us"],
+               v["p999_us"]), flush=True)
+
+
+def summary(res, rounds, pings, width=16):
+    """Per label and size: the median of the rounds' medians, p99 and
+    p99.9, and the best round's p99."""
+    print("\nper configuration, over %d rounds of %d pings (us):" %
+          (rounds, pings))
+    for (size, label), vs in sorted(res.items()):
+        print("%-*s %5d B: median %.2f  p99 %.2f  p99.9 %.2f  best p99 "
+              "%.2f" % (width, label, size,
+                        statistics.median(v["median_us"] for v in vs),
+                        statistics.median(v["p99_us"] for v in vs),
+                        statistics.median(v["p999_us"] for v in vs),
+                        min(v["p99_us"] for v in vs)))
