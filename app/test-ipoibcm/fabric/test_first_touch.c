@@ -11,7 +11,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -142,3 +144,100 @@ out:
 }
 REGISTER_TEST(cq_first_touch, test_cq_first_touch,
 	"CQs mapped in their owner when made, in an RC sender when connected")
+
+/*
+ * Huge pages for a walked CQ: one of SHM_HUGE_PAGE bytes or more starts
+ * at a 2 MiB multiple of its segment and is advised huge, in its owner
+ * and in a process that maps it to complete into it (shm_populate());
+ * a smaller one is not. Read from the VmFlags of /proc/self/smaps ("hg":
+ * MADV_HUGEPAGE), which say what was asked whatever /dev/shm's mount
+ * then gives.
+ */
+#define FT_HUGE_CQE	(SHM_HUGE_PAGE / sizeof(struct shm_cqe))
+
+/* 1: the mapping holding p is advised huge, 0: not, <0: no mapping. */
+static int
+advised_huge(const void *p)
+{
+	char line[512];
+	uintptr_t lo, hi, a = (uintptr_t)p;
+	int in = 0, ret = -ENOENT;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (f == NULL)
+		return -errno;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " ", &lo, &hi) == 2 &&
+		    strchr(line, '-') < strchr(line, ' '))
+			in = a >= lo && a < hi;
+		else if (in && strncmp(line, "VmFlags:", 8) == 0) {
+			ret = strstr(line, " hg") != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+/* The sender's side: maps A's CQ (u32[0] proc, u64[0] off) as a QP would. */
+static int
+huge_child(int rd, int wr, void *arg)
+{
+	const struct shm_cq_ring *c;
+	struct msg m;
+	struct ep b;
+
+	memset(&b, 0, sizeof(b));
+	CHECK(ep_open(&b, arg, &ft_conf_b) == 0);
+	CHECK(msg_expect(rd, MSG_HELLO, &m, T_TIMEOUT) == 0);
+	shm_cq_populate(b.f, m.u32[0], m.u64[0]);
+	c = shm_arena_ptr(b.f, m.u32[0], m.u64[0]);
+	CHECK(c != NULL);
+	CHECK_EQ(pages_unmapped(c, shm_cq_bytes(c->size)), 0);
+	CHECK_EQ(advised_huge(c->cqe), 1);
+	CHECK_EQ(advised_huge(&c->cqe[c->size - 1]), 1);
+	CHECK(msg_send(wr, MSG_DONE, NULL) == 0);
+out:
+	ep_close(&b);
+	return ft_fails == 0 ? 0 : -1;
+}
+
+static int
+test_cq_huge_advice(void)
+{
+	struct child c = { .pid = -1 };
+	struct shm_cq *big = NULL, *small = NULL;
+	char fab[32];
+	struct msg m;
+	struct ep a;
+
+	memset(&a, 0, sizeof(a));
+	memset(&m, 0, sizeof(m));
+	fabric_name(fab, sizeof(fab), "cq_huge_advice");
+	CHECK(ep_open(&a, fab, &ft_conf_a) == 0);
+	small = shm_cq_create(a.port, FT_CQE);
+	big = shm_cq_create(a.port, FT_HUGE_CQE);
+	CHECK(small != NULL && big != NULL);
+	CHECK(shm_cq_bytes(big->ring->size) >= SHM_HUGE_PAGE);
+	CHECK_EQ((big->off & SHM_SEG_OFF_MASK) % SHM_HUGE_PAGE, 0);
+	CHECK_EQ(pages_unmapped(big->ring, shm_cq_bytes(big->ring->size)), 0);
+	CHECK_EQ(advised_huge(big->ring), 1);
+	CHECK_EQ(advised_huge(&big->ring->cqe[big->ring->size - 1]), 1);
+	CHECK_EQ(advised_huge(small->ring), 0);
+	CHECK(child_start(&c, huge_child, fab) == 0);
+	m.u32[0] = a.f->proc;
+	m.u64[0] = big->off;
+	CHECK(msg_send(c.wr, MSG_HELLO, &m) == 0);
+	CHECK(msg_expect(c.rd, MSG_DONE, NULL, T_TIMEOUT) == 0);
+	CHECK(child_wait(&c, T_TIMEOUT) == 0);
+out:
+	child_kill(&c);
+	if (big != NULL)
+		shm_cq_destroy(big);
+	if (small != NULL)
+		shm_cq_destroy(small);
+	ep_close(&a);
+	return ft_end(fab);
+}
+REGISTER_TEST(cq_huge_advice, test_cq_huge_advice,
+	"CQs of 2 MiB and more 2 MiB aligned, advised huge by owner and sender")

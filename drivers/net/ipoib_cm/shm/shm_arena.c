@@ -66,7 +66,7 @@ static int
 shm_seg_create(struct shm_fabric *f, size_t len)
 {
 	size_t size = len <= SHM_SEG_MIN ? SHM_SEG_MIN :
-		      (len + (2ULL << 20) - 1) & ~((2ULL << 20) - 1);
+		      (len + SHM_HUGE_PAGE - 1) & ~(SHM_HUGE_PAGE - 1);
 	struct shm_seg *sg;
 	char name[96];
 	int fd;
@@ -119,15 +119,16 @@ shm_alloc_size(size_t len)
 	return need;
 }
 
-/* First fit in segment sg; false when it has no room. */
+/* First fit in segment sg, at a multiple of align; false: no room. */
 static bool
-shm_seg_alloc(struct shm_seg *sg, uint64_t need, bool page, uint64_t *off)
+shm_seg_alloc(struct shm_seg *sg, uint64_t need, uint64_t align,
+	      uint64_t *off)
 {
 	unsigned int i;
 
 	for (i = 0; i < sg->nr_free; i++) {
 		struct shm_extent *e = &sg->free[i];
-		uint64_t start = page ? (e->off + 4095) & ~4095ULL : e->off;
+		uint64_t start = (e->off + align - 1) & ~(align - 1);
 
 		if (start + need > e->off + e->len)
 			continue;
@@ -151,45 +152,68 @@ shm_seg_alloc(struct shm_seg *sg, uint64_t need, bool page, uint64_t *off)
 }
 
 /*
- * Map [p, p + len) of committed memory (its pages exist) into this
- * process now. A first touch of each 4 KiB page costs a minor fault
+ * Map [p, p + len) into this process now, allocating what pages it lacks
+ * (0, or -errno: the mapping is as it was, its pages fault in as they
+ * are used). A first touch of each 4 KiB page costs a minor fault
  * (1-3 us on the test VM): a fresh CQ took one every 64 completions in
  * each process touching it, its owner polling and its senders pushing,
  * until it had wrapped once (ipoib_cm_perf.rst, "First touch"). An HCA's
- * queues are pinned when made. Best effort: MADV_POPULATE_WRITE is
- * Linux 5.14's; before, the pages fault in as they are used.
+ * queues are pinned when made. MADV_POPULATE_WRITE is Linux 5.14's.
+ *
+ * huge: the range is a walked queue of SHM_HUGE_PAGE bytes or more at a
+ * 2 MiB multiple of its segment (shm_arena_alloc()), asked for 2 MiB
+ * pages first. A CQ one completion a round trip walks takes a new 4 KiB
+ * page every 128 completions and sees one again only a lap later: each
+ * costs a TLB miss, and a non-SRQ CQ of 4 MiB tripled the round trip's
+ * p99 (ipoib_cm_perf.rst, "Non-SRQ round trips"). Where /dev/shm is
+ * mounted huge=advise (or within_size, always), the pages allocated for
+ * the range are then huge, and a process that maps it advised the same
+ * maps them so; elsewhere the advice changes nothing.
  */
-static void
-shm_populate(uint8_t *p, size_t len)
+static int
+shm_populate(uint8_t *p, size_t len, bool huge)
 {
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t a = (uintptr_t)p & ~(page - 1);
 
-	(void)madvise((void *)a, len + ((uintptr_t)p - a),
-		      MADV_POPULATE_WRITE);
+	len += (uintptr_t)p - a;
+	if (huge)
+		(void)madvise((void *)a, len, MADV_HUGEPAGE);
+	return madvise((void *)a, len, MADV_POPULATE_WRITE) < 0 ? -errno : 0;
 }
 
 /*
- * Allocate in our arena. Committed allocations get their pages now
- * (fallocate), and a large one is mapped (shm_populate()): a full
- * /dev/shm is an error here, not a SIGBUS later, and the datapath does
- * not fault a CQ in page by page.
+ * Allocate in our arena (flags: SHM_ARENA_*). Committed allocations get
+ * their pages now (fallocate), and a large one is mapped
+ * (shm_populate()): a full /dev/shm is an error here, not a SIGBUS
+ * later, and the datapath does not fault a CQ in page by page. A large
+ * walked queue is 2 MiB aligned and populated advised huge, without the
+ * fallocate, which would give the file its 4 KiB pages first; where that
+ * fails, it is committed as any other.
  */
 int
-shm_arena_alloc(struct shm_fabric *f, size_t len, bool commit, uint64_t *off)
+shm_arena_alloc(struct shm_fabric *f, size_t len, unsigned int flags,
+		uint64_t *off)
 {
-	uint64_t need = shm_alloc_size(len), o = 0;
+	uint64_t need = shm_alloc_size(len), o = 0, align = SHM_ALIGN;
+	bool commit = (flags & SHM_ARENA_COMMIT) != 0;
 	bool large = len >= SHM_ARENA_LARGE;
+	bool huge = commit && (flags & SHM_ARENA_WALKED) != 0 &&
+		    len >= SHM_HUGE_PAGE;
 	uint32_t seg;
 	int ret = 0;
 
+	if (huge)
+		align = SHM_HUGE_PAGE;
+	else if (large)		/* for hole punching */
+		align = 4096;
 	pthread_mutex_lock(&f->lock);
 	for (seg = 0; seg < f->nr_segs; seg++)
-		if (shm_seg_alloc(&f->segs[seg], need, large, &o))
+		if (shm_seg_alloc(&f->segs[seg], need, align, &o))
 			break;
 	if (seg == f->nr_segs) {
-		ret = shm_seg_create(f, need + 4096);
-		if (ret == 0 && !shm_seg_alloc(&f->segs[seg], need, large, &o))
+		ret = shm_seg_create(f, need + (align > 4096 ? align : 4096));
+		if (ret == 0 && !shm_seg_alloc(&f->segs[seg], need, align, &o))
 			ret = -ENOMEM;
 	}
 	if (ret == 0)
@@ -198,18 +222,21 @@ shm_arena_alloc(struct shm_fabric *f, size_t len, bool commit, uint64_t *off)
 	if (ret < 0)
 		return ret;
 	*off = SHM_OFF(seg, o);
-	if (commit && fallocate(f->segs[seg].fd, 0, o, need) < 0) {
+	if (!commit || (huge && shm_populate(f->segs[seg].base + o, need,
+					     true) == 0))
+		return 0;
+	if (fallocate(f->segs[seg].fd, 0, o, need) < 0) {
 		ret = -errno;
 		shm_arena_free(f, *off, len);
 		SHM_LOG(ERR, "fabric %s: no shared memory for %zu bytes: %s",
 			f->name, len, strerror(-ret));
-	} else if (commit && large) {
+	} else if (large) {
 		/*
 		 * A small extent's pages stay mapped once touched (it is
 		 * zeroed in place when freed): only a large one would fault
-		 * in page by page on every reuse.
+		 * in page by page on every reuse. Best effort.
 		 */
-		shm_populate(f->segs[seg].base + o, need);
+		(void)shm_populate(f->segs[seg].base + o, need, false);
 	}
 	return ret;
 }
@@ -333,8 +360,8 @@ shm_arena_populate(struct shm_fabric *f, uint32_t proc, uint64_t off,
 			len = m->size - o;
 	}
 	pthread_mutex_unlock(&f->lock);
-	if (!known)
-		shm_populate(p, len);
+	if (!known)	/* only CQs come here: walked queues */
+		(void)shm_populate(p, len, len >= SHM_HUGE_PAGE);
 }
 
 int
@@ -360,10 +387,10 @@ shm_arena_used(struct shm_fabric *f)
 }
 
 int
-shm_port_arena_alloc(struct shm_port *p, size_t len, bool commit,
+shm_port_arena_alloc(struct shm_port *p, size_t len, unsigned int flags,
 		     uint64_t *off)
 {
-	int ret = shm_arena_alloc(p->f, len, commit, off);
+	int ret = shm_arena_alloc(p->f, len, flags, off);
 
 	if (ret == 0)
 		__atomic_fetch_add(&p->arena_bytes, shm_alloc_size(len),
@@ -391,7 +418,7 @@ int
 shm_mem_alloc(struct shm_fabric *f, size_t len, struct shm_mem *mem)
 {
 	uint64_t off;
-	int ret = shm_arena_alloc(f, len, true, &off);
+	int ret = shm_arena_alloc(f, len, SHM_ARENA_COMMIT, &off);
 
 	if (ret < 0)
 		return ret;

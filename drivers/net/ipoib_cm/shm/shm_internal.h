@@ -628,17 +628,18 @@ shm_arena_ptr(struct shm_fabric *f, uint32_t proc, uint64_t off)
 	}
 	return shm_arena_map(f, proc, off);
 }
-int shm_arena_alloc(struct shm_fabric *f, size_t len, bool commit,
+/* Flags: pages now; a CQ (2 MiB aligned, huge from SHM_HUGE_PAGE). */
+#define SHM_ARENA_COMMIT	1u
+#define SHM_ARENA_WALKED	2u
+#define SHM_HUGE_PAGE		(2ULL << 20)
+int shm_arena_alloc(struct shm_fabric *f, size_t len, unsigned int flags,
 		    uint64_t *off);
-/*
- * Map len bytes of process proc's committed arena memory at off into
- * this process now, once per extent (a peer's CQ: shm_cq_populate()).
- */
+/* Map a peer's CQ, committed, now; once per extent (shm_cq_populate()). */
 void shm_arena_populate(struct shm_fabric *f, uint32_t proc, uint64_t off,
 			size_t len);
 void shm_arena_free(struct shm_fabric *f, uint64_t off, size_t len);
 /* The same for a port's own queues, counted in its arena_bytes. */
-int shm_port_arena_alloc(struct shm_port *p, size_t len, bool commit,
+int shm_port_arena_alloc(struct shm_port *p, size_t len, unsigned int flags,
 			 uint64_t *off);
 void shm_port_arena_free(struct shm_port *p, uint64_t off, size_t len);
 /* The entry slot a QPN names, allocated or not; NULL for no QPN at all. */

@@ -115,7 +115,7 @@ shm_port_open(struct shm_fabric *f, const struct shm_port_conf *conf,
 	pthread_mutex_init(&p->cap_lock, NULL);
 	pthread_mutex_init(&p->sa_lock, NULL);
 	p->sa_due_ns = UINT64_MAX;
-	ret = shm_port_arena_alloc(p, sizeof(struct shm_cm_ring), false, &off);
+	ret = shm_port_arena_alloc(p, sizeof(struct shm_cm_ring), 0, &off);
 	if (ret < 0)
 		goto fail;
 	p->cm = shm_arena_ptr(f, f->proc, off);	/* zeroed */

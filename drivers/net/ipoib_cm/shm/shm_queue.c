@@ -77,7 +77,8 @@ shm_cq_create(struct shm_port *p, uint32_t cqe)
 	cq = calloc(1, sizeof(*cq));
 	if (cq == NULL)
 		return NULL;
-	if (shm_port_arena_alloc(p, bytes, true, &off) < 0) {
+	if (shm_port_arena_alloc(p, bytes, SHM_ARENA_COMMIT | SHM_ARENA_WALKED,
+				 &off) < 0) {
 		free(cq);
 		errno = ENOMEM;
 		return NULL;
@@ -393,7 +394,7 @@ shm_rq_create(struct shm_port *p, uint32_t max_wr, uint32_t max_sge,
 	rq->one_off = calloc(max_wr, sizeof(*rq->one_off));
 	rq->free_slots = calloc(max_wr, sizeof(*rq->free_slots));
 	if (rq->wr_id == NULL || rq->one_off == NULL || rq->free_slots == NULL ||
-	    shm_port_arena_alloc(p, bytes, true, &off) < 0) {
+	    shm_port_arena_alloc(p, bytes, SHM_ARENA_COMMIT, &off) < 0) {
 		ret = -ENOMEM;
 		goto fail;
 	}
