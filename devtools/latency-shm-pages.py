@@ -8,8 +8,9 @@
 The shm fabric keeps its queues in files under /dev/shm. Each round runs
 the ping-pong of devtools/bench.py (benchlib/latency.py) for memif, then
 for srq=on and srq=off with /dev/shm remounted huge=never (4 KiB pages,
-Debian's default) and again with huge=within_size (files the fabric
-creates get 2 MiB pages where they are large enough), in turn, so that a
+Debian's default), huge=advise (2 MiB pages where a mapping asks: the
+fabric asks for its CQs of 2 MiB and more, shm_arena.c) and
+huge=within_size (every file range large enough), in turn, so that a
 machine whose speed changes slows them alike. memif's memory is not under
 /dev/shm: it runs once per round. Prints each round, then per
 configuration and size the median of the rounds' medians, p99 and p99.9,
@@ -32,7 +33,7 @@ from benchlib import ab, configs, latency  # noqa: E402
 from ipoibtest import EAL  # noqa: E402
 
 SHM = "/dev/shm"
-PAGES = ("never", "within_size")
+PAGES = ("never", "advise", "within_size")
 
 
 def huge_option():
