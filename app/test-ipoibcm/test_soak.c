@@ -112,10 +112,6 @@ heap_elem_cmp(const void *a, const void *b)
 	return (x->addr > y->addr) - (x->addr < y->addr);
 }
 
-/*
- * The list is mapped, not malloc()ed: it is taken while the C heap is
- * judged, and a's is still there when b's C heap is measured.
- */
 static int
 u64_cmp(const void *a, const void *b)
 {
@@ -124,6 +120,10 @@ u64_cmp(const void *a, const void *b)
 	return (*x > *y) - (*x < *y);
 }
 
+/*
+ * The list is mapped, not malloc()ed: it is taken while the C heap is
+ * judged, and a's is still there when b's C heap is measured.
+ */
 static void
 heap_busy_take(struct heap_busy *hb)
 {
