@@ -42,10 +42,15 @@ struct ipoib_peer *ipoib_rx_ud_stranger(struct ipoib_rxq *rxq,
 
 /*
  * Replacement mbufs taken in one call from one pool: a burst's (SRQ), or
- * a run of one connection's completions (non-SRQ: its own pool).
+ * a run of one connection's completions (non-SRQ: its own pool). The
+ * array is the caller's own local: only its address goes to the
+ * mempool's (out of line) dequeue, so n and next, whose address goes
+ * nowhere, stay in registers across the burst's stores to mbufs (with
+ * the array inside, every store could have changed next: it was loaded
+ * and stored again for each packet).
  */
 struct ipoib_rx_fresh {
-	struct rte_mbuf *m[IPOIB_RX_FRESH];
+	struct rte_mbuf **m;	/* IPOIB_RX_FRESH of them */
 	uint16_t n;
 	uint16_t next;
 };
@@ -513,7 +518,8 @@ ipoib_rx_ud(struct ipoib_rxq *rxq, struct rte_mbuf **pkts, uint16_t n,
 	struct ipoib_rx_ring *ring = rxq->ud;
 	struct ipoib_recv_wr wr[IPOIB_BURST];
 	struct ipoib_wc wc[IPOIB_BURST];
-	struct ipoib_rx_fresh fresh;
+	struct rte_mbuf *fresh_m[IPOIB_RX_FRESH];
+	struct ipoib_rx_fresh fresh = { .m = fresh_m };
 	uint16_t k, i, nb = 0, nwr = 0;
 
 	k = rxq->poll_cq(rxq->ud_cq, wc, RTE_MIN(n, (uint16_t)IPOIB_BURST));
@@ -643,13 +649,10 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 					      __ATOMIC_RELAXED),
 		.ctr = rxq->peer_ctr,
 	};
-	/* not an initialiser: that would zero m[] on every poll (memset) */
-	struct ipoib_rx_fresh fresh;
+	struct rte_mbuf *fresh_m[IPOIB_RX_FRESH];
+	struct ipoib_rx_fresh fresh = { .m = fresh_m };
 	struct ipoib_conn *run = NULL;	/* non-SRQ: whose pool fresh is of */
 	uint16_t nb = 0, nwr = 0, posted = 0, k, i;
-
-	fresh.n = 0;
-	fresh.next = 0;
 
 	if (rxq->loopback != NULL) {
 		nb = (uint16_t)rte_ring_dequeue_burst(rxq->loopback,
