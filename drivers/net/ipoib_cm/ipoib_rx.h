@@ -652,6 +652,15 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 	struct rte_mbuf *fresh_m[IPOIB_RX_FRESH];
 	struct ipoib_rx_fresh fresh = { .m = fresh_m };
 	struct ipoib_conn *run = NULL;	/* non-SRQ: whose pool fresh is of */
+	/*
+	 * The ring's geometry, read once per burst (SRQ) or run of one
+	 * connection's completions (non-SRQ): through the ring itself,
+	 * every store to an mbuf or a header could have changed it, so it
+	 * was loaded again for each packet; these copies' addresses go to
+	 * no call that is not inlined. Their counts of posted WRs are not
+	 * used: what changes a ring goes to the ring (ipoib_rx_not_data()).
+	 */
+	struct ipoib_rx_ring srq_ring, run_ring = { 0 };
 	uint16_t nb = 0, nwr = 0, posted = 0, k, i;
 
 	if (rxq->loopback != NULL) {
@@ -667,9 +676,11 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 			 RTE_MIN((uint16_t)(n - nb), (uint16_t)IPOIB_BURST));
 	ipoib_rx_prefetch(rxq, srq ? &rxq->srq_ring : NULL, wc, k, !srq);
 	/* SRQ buffers come from one pool: take the burst's at once */
-	if (srq && k > 0)
+	if (srq && k > 0) {
+		srq_ring = rxq->srq_ring;
 		ipoib_rx_fresh_take(&fresh, rxq->pool.mp,
-				    ipoib_rx_need(&rxq->srq_ring, wc, k));
+				    ipoib_rx_need(&srq_ring, wc, k));
+	}
 	for (i = 0; i < k; i++) {
 		uint32_t slot = ipoib_wr_slot(wc[i].wr_id);
 		struct ipoib_conn *owner, *conn;
@@ -686,7 +697,7 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 				ipoib_rx_stray(rxq, wc[i].wr_id);
 				continue;
 			}
-			ring = &rxq->srq_ring;
+			ring = &srq_ring;
 			owner = NULL;
 		} else {
 			uint32_t ci = ipoib_wr_conn(wc[i].wr_id);
@@ -703,22 +714,25 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 				IPOIB_STAT_INC(rxq->stats.bad_wr_id);
 				continue;
 			}
-			ring = &owner->ring;
 			/* a run of its completions: their mbufs at once */
 			if (owner != run) {
 				ipoib_rx_repost(rxq, wr, run, &posted, nwr,
 						srq);
 				ipoib_rx_fresh_return(&fresh);
-				ipoib_rx_fresh_take(&fresh, ring->pool->mp,
-					ipoib_rx_run_need(ring, &wc[i], k - i));
+				run_ring = owner->ring;
+				ipoib_rx_fresh_take(&fresh, run_ring.pool->mp,
+					ipoib_rx_run_need(&run_ring, &wc[i],
+							  k - i));
 				run = owner;
 			}
+			ring = &run_ring;
 		}
 		if (unlikely(slot >= ring->nb_slots)) {
 			IPOIB_STAT_INC(rxq->stats.bad_wr_id);
 			continue;
 		}
-		if (unlikely(ipoib_rx_not_data(rxq, ring, &wc[i], slot)))
+		if (unlikely(ipoib_rx_not_data(rxq, srq ? &rxq->srq_ring :
+					       &owner->ring, &wc[i], slot)))
 			continue;
 		conn = owner;
 		if (srq) {
