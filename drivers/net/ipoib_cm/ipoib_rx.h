@@ -165,6 +165,22 @@ ipoib_rx_acct_store(struct ipoib_rxq *rxq, const struct ipoib_rx_acct *a)
 }
 
 /*
+ * What a burst reads of a ring, copied into a local (ipoib_rx_burst_poll()):
+ * set before its first WR was posted. Not the count of posted WRs, which
+ * the control thread adds to while it posts a new connection's ring.
+ */
+static __rte_always_inline void
+ipoib_rx_ring_view(struct ipoib_rx_ring *v, const struct ipoib_rx_ring *r)
+{
+	v->bufs = r->bufs;
+	v->pool = r->pool;
+	v->nb_slots = r->nb_slots;
+	v->segs = r->segs;
+	v->seg_len = r->seg_len;
+	v->outstanding = 0;	/* never read */
+}
+
+/*
  * mbufs that len received bytes fill in ring's slots: one, without a
  * division, for every frame up to an mbuf's data room.
  */
@@ -657,8 +673,8 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 	 * connection's completions (non-SRQ): through the ring itself,
 	 * every store to an mbuf or a header could have changed it, so it
 	 * was loaded again for each packet; these copies' addresses go to
-	 * no call that is not inlined. Their counts of posted WRs are not
-	 * used: what changes a ring goes to the ring (ipoib_rx_not_data()).
+	 * no call that is not inlined. What changes a ring goes to the
+	 * ring itself (ipoib_rx_not_data()).
 	 */
 	struct ipoib_rx_ring srq_ring, run_ring = { 0 };
 	uint16_t nb = 0, nwr = 0, posted = 0, k, i;
@@ -677,7 +693,7 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 	ipoib_rx_prefetch(rxq, srq ? &rxq->srq_ring : NULL, wc, k, !srq);
 	/* SRQ buffers come from one pool: take the burst's at once */
 	if (srq && k > 0) {
-		srq_ring = rxq->srq_ring;
+		ipoib_rx_ring_view(&srq_ring, &rxq->srq_ring);
 		ipoib_rx_fresh_take(&fresh, rxq->pool.mp,
 				    ipoib_rx_need(&srq_ring, wc, k));
 	}
@@ -719,7 +735,7 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 				ipoib_rx_repost(rxq, wr, run, &posted, nwr,
 						srq);
 				ipoib_rx_fresh_return(&fresh);
-				run_ring = owner->ring;
+				ipoib_rx_ring_view(&run_ring, &owner->ring);
 				ipoib_rx_fresh_take(&fresh, run_ring.pool->mp,
 					ipoib_rx_run_need(&run_ring, &wc[i],
 							  k - i));
