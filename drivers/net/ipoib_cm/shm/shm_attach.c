@@ -20,6 +20,7 @@
 
 #include "shm_internal.h"
 #include "shm_log.h"
+#include "shm_sa.h"
 
 static pthread_mutex_t shm_fabrics_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct shm_fabric *shm_fabrics;

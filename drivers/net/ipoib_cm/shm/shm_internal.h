@@ -729,52 +729,6 @@ shm_port_event(struct shm_port *p, const struct shm_async_event *ev)
 int shm_port_find_gid(struct shm_fabric *f, const uint8_t *gid);
 int shm_port_find_gid_locked(struct shm_fabric *f, const uint8_t *gid);
 
-/* The SA's group of mgid (index), or -1; without the lock (senders). */
-static inline int
-shm_sa_mcg_lookup(const struct shm_hdr *h, const uint8_t *mgid)
-{
-	int g;
-
-	for (g = 0; g < SHM_MAX_MCGS; g++)
-		if (shm_load(&h->sa_mcgs[g].in_use) &&
-		    memcmp(h->sa_mcgs[g].mgid, mgid, IPOIB_GID_LEN) == 0)
-			return g;
-	return -1;
-}
-
-/*
- * Port pt leaves the SA's group g in the join states of mask (full,
- * send-only or both); the group goes with its last member unless the SA
- * pre-created it. Lock held.
- */
-static inline void
-shm_sa_mcg_leave(struct shm_hdr *h, struct shm_port_ent *pt, uint32_t g,
-		 bool full, bool send_only)
-{
-	uint64_t bit = 1ULL << g, was = (pt->sa_full | pt->sa_send_only) & bit;
-	struct shm_sa_mcg *m = &h->sa_mcgs[g];
-
-	if (full)
-		shm_store(&pt->sa_full, pt->sa_full & ~bit);
-	if (send_only)
-		shm_store(&pt->sa_send_only, pt->sa_send_only & ~bit);
-	if (!was || ((pt->sa_full | pt->sa_send_only) & bit))
-		return;
-	if (--m->nr_members == 0 && !m->persistent)
-		shm_store(&m->in_use, 0);
-}
-
-/* A port going away leaves every SA group (lock held). */
-static inline void
-shm_sa_port_gone(struct shm_hdr *h, struct shm_port_ent *pt)
-{
-	uint32_t g;
-
-	for (g = 0; g < SHM_MAX_MCGS; g++)
-		shm_sa_mcg_leave(h, pt, g, true, true);
-}
-/* Drop the SA queries of a port being closed (its owner). */
-void shm_sa_port_close(struct shm_port *p);
 void shm_janitor(struct shm_fabric *f);
 void shm_qp_watch(struct shm_port *p);
 /*

@@ -12,6 +12,7 @@
 
 #include "shm_internal.h"
 #include "shm_log.h"
+#include "shm_sa.h"
 
 /* ---- ports -------------------------------------------------------------- */
 

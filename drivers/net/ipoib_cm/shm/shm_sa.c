@@ -16,6 +16,7 @@
 #include "shm_bell.h"
 #include "shm_internal.h"
 #include "shm_log.h"
+#include "shm_sa.h"
 
 #define SHM_SA_IPOIB_QKEY	0x0b1b	/* opensm partitions.conf default */
 #define SHM_SA_IPOIB_MTU	2048	/* opensm: mtu=4 (2048) */
