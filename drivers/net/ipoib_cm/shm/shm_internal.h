@@ -52,6 +52,17 @@
 #define SHM_CM_RING		64	/* CM mailbox entries per port */
 #define SHM_STALL_NS		(2ULL * 1000000000ULL)
 /*
+ * A CQ found empty with its head this far into a lap, or farther, starts
+ * the next lap (shm_cq_rewind()): 128 CQEs of 32 bytes, one 4 KiB page.
+ */
+#define SHM_CQ_REWIND_AT	128
+/*
+ * How far ahead of the oldest entry a rewound CQ's positions may run: a
+ * CQE's seq is its position mod 2^32, so an entry skipped by rewinds must
+ * not come within 2^32 positions of a later one of its slot.
+ */
+#define SHM_CQ_REWIND_SPAN	(1ULL << 31)
+/*
  * An idle RC QP whose peer went is put in error this long after: time for
  * the DREQ of an orderly teardown, sent just before, to be handled first.
  */
@@ -232,7 +243,8 @@ struct shm_hdr {
  * A completion, two a line: a sender writes half a line (one the receiver
  * last read) per small message. seq, written last (release), is h + 1 mod
  * 2^32 for position h: far more than a CQ holds, so no earlier lap's
- * entry matches. rq_id: the slot's receive queue (shm_rq_find()).
+ * entry matches (laps skipped by rewinds included: shm_cq_rewind()).
+ * rq_id: the slot's receive queue (shm_rq_find()).
  */
 struct shm_cqe {
 	uint32_t seq;
@@ -490,6 +502,11 @@ struct shm_cq {
 	uint32_t committed;	/* receive WRs that may complete here */
 	uint64_t stall_since;
 	uint64_t stall_skips;
+	/* shm_cq_rewind(): every entry's position is at least oldest - 1 */
+	uint64_t oldest;
+	uint64_t walk_from;	/* positions since then all published */
+	uint64_t rewinds;
+	uint64_t rewind_span;	/* SHM_CQ_REWIND_SPAN; tests lower it */
 };
 
 struct shm_rq {

@@ -88,6 +88,7 @@ shm_cq_create(struct shm_port *p, uint32_t cqe)
 	cq->ring = shm_arena_ptr(f, f->proc, off);
 	cq->ring->size = size;
 	cq->ring->mask = size - 1;
+	cq->rewind_span = SHM_CQ_REWIND_SPAN;
 	return cq;
 }
 
@@ -140,9 +141,53 @@ shm_cq_stalled(struct shm_cq *cq)
 		return false;
 	cq->stall_since = 0;
 	cq->stall_skips++;
+	/* the entry keeps an earlier position: not a walk of published ones */
+	cq->walk_from = cq->head + 1;
 	SHM_LOG(WARNING, "port %u: CQ entry %llu never published; skipped",
 		cq->port->index, (unsigned long long)cq->head);
 	return true;
+}
+
+/*
+ * The CQ is empty, its head SHM_CQ_REWIND_AT or more into a lap: start the
+ * next lap, so that a queue that empties often (a ping-pong, a receiver
+ * faster than its senders) keeps its completions in its first page
+ * instead of walking its whole ring, a new page each 128 completions: on
+ * this fabric a non-SRQ CQ holds every receive WR its connections may
+ * post (4 MiB for 91 connections' rings), and each new page cost both
+ * processes a TLB miss, the p99 of a non-SRQ ping-pong (ipoib_cm_perf.rst,
+ * "Non-SRQ round trips"). The positions skipped were reserved by nobody:
+ * the tail moves from the head to the lap's end only if no sender has
+ * reserved a position since (a compare-and-swap against the senders'
+ * fetch_add, shm_cq_reserve()); a sender's next reservation is the lap's
+ * first. Nothing else changes: the CQ holds as many completions as
+ * before, in the order they were reserved.
+ *
+ * A CQE's seq is its position mod 2^32, and an entry past the rewind
+ * point keeps an old one; rewinds alone would bring the positions 2^32
+ * past it after 2^32 / size of them. So a rewind is made only while the
+ * positions of the lap it starts stay within rewind_span of oldest, a
+ * bound of every entry's position; once they would not, the consumer
+ * walks whole laps again, and a whole lap walked from walk_from (every
+ * position in it published) raises oldest to the lap's start.
+ */
+static __attribute__((noinline, cold)) void
+shm_cq_rewind(struct shm_cq *cq)
+{
+	struct shm_cq_ring *c = cq->ring;
+	uint64_t h = cq->head, next = (h | c->mask) + 1;
+
+	if (h - cq->walk_from >= c->size)
+		cq->oldest = h - c->size;
+	if (next + c->size - cq->oldest > cq->rewind_span)
+		return;
+	if (!__atomic_compare_exchange_n(&c->tail, &h, next, false,
+					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return;		/* a sender reserved h meanwhile */
+	cq->head = next;
+	cq->walk_from = next;
+	cq->rewinds++;
+	shm_store(&c->head, next);
 }
 
 /*
@@ -242,6 +287,8 @@ shm_cq_poll(struct shm_cq *cq, struct ipoib_wc *wc, uint16_t n)
 		cq->head = h;
 		cq->stall_since = 0;
 		shm_store(&c->head, h);
+	} else if (unlikely((h & c->mask) >= SHM_CQ_REWIND_AT)) {
+		shm_cq_rewind(cq);	/* found nothing: it may be empty */
 	}
 	return i;
 }
