@@ -34,11 +34,12 @@ struct bench_cfg {
 	double timeout_s;		/* a hang guard, not a measurement */
 	struct rte_ether_addr peer;	/* ping: the echo port's MAC */
 	bool have_peer;
+	bool loopback;			/* icount: port 0 to itself */
 };
 
 /* bench_port.c */
 struct rte_mempool *bench_pool(const char *name, unsigned int n);
-int bench_port_start(uint16_t port, struct rte_mempool *mp);
+int bench_port_start(uint16_t port, struct rte_mempool *mp, bool loopback);
 void bench_port_close(uint16_t port);
 int bench_link_wait(uint16_t port, double timeout_s);
 struct rte_mbuf *bench_frame(struct rte_mempool *mp,

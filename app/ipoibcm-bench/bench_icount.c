@@ -3,7 +3,9 @@
  *
  * Instruction-count harness: port 0 sends to port 1 in the same process
  * and the same thread, a burst at a time: a burst of BENCH_BURST frames
- * sent, then port 1 polled until all of them are back. Only the two
+ * sent, then port 1 polled until all of them are back. With --loopback,
+ * port 0 alone, in loopback mode, sends to itself (net_ipoibcm: as
+ * datagrams to its own UD QP, the path pmd_perf_autotest measures). Only the two
  * wrappers below run the drivers' burst functions during the measured
  * part, so callgrind --toggle-collect=bench_icount_rx (or _tx) counts the
  * instructions of one side's bursts and nothing else: building the
@@ -35,7 +37,9 @@
 #include "bench.h"
 
 #define TX_PORT		0
-#define RX_PORT		1
+/* port 1, or port 0 itself with --loopback (bench_icount()) */
+static uint16_t rx_port = 1;
+#define RX_PORT		rx_port
 /* Empty polls in a row after which the frames still out count as lost. */
 #define LOST_POLLS	1000000
 #define IDLE_POLLS	1000000
@@ -144,7 +148,9 @@ icount_warmup(struct rte_mempool *mp, const struct rte_ether_addr *dst,
 	uint64_t end = rte_get_timer_cycles() +
 		(uint64_t)(cfg->timeout_s * rte_get_timer_hz());
 	uint64_t id;
-	bool conn = bench_xstat_id(TX_PORT, "conns_tx_connected", &id) == 0;
+	/* in loopback a port sends datagrams to itself: no connection */
+	bool conn = !cfg->loopback &&
+		bench_xstat_id(TX_PORT, "conns_tx_connected", &id) == 0;
 
 	while (run.packets < cfg->warmup ||
 	       (conn && bench_xstat(TX_PORT, id) == 0)) {
@@ -229,10 +235,14 @@ bench_icount(const struct bench_cfg *cfg)
 	mp = bench_pool("icount_mp", 8191);
 	if (mp == NULL)
 		return -ENOMEM;
-	ret = bench_port_start(RX_PORT, mp);
-	if (ret != 0)
-		return ret;
-	ret = bench_port_start(TX_PORT, mp);
+	if (cfg->loopback) {
+		rx_port = TX_PORT;
+	} else {
+		ret = bench_port_start(RX_PORT, mp, false);
+		if (ret != 0)
+			return ret;
+	}
+	ret = bench_port_start(TX_PORT, mp, cfg->loopback);
 	if (ret != 0)
 		goto close_rx;
 	ret = bench_link_wait(TX_PORT, cfg->timeout_s);
@@ -250,6 +260,7 @@ bench_icount(const struct bench_cfg *cfg)
 close_tx:
 	bench_port_close(TX_PORT);
 close_rx:
-	bench_port_close(RX_PORT);
+	if (!cfg->loopback)
+		bench_port_close(RX_PORT);
 	return ret;
 }

@@ -4,10 +4,12 @@
  * dpdk-ipoibcm-bench: the measuring instruments of devtools/bench.py.
  *
  *   dpdk-ipoibcm-bench [EAL options] -- icount [--sizes 64,1500]
- *       [--packets N] [--warmup N] [--timeout S]
+ *       [--packets N] [--warmup N] [--timeout S] [--loopback]
  *         two ports (0 sends, 1 receives) in one thread; run it under
  *         valgrind --tool=callgrind --toggle-collect=bench_icount_rx
- *         (or bench_icount_tx) to count one side's instructions
+ *         (or bench_icount_tx) to count one side's instructions;
+ *         --loopback: port 0 alone, in loopback mode (lpbk_mode 1), as
+ *         dpdk-test pmd_perf_autotest runs a port
  *   dpdk-ipoibcm-bench [EAL options] -- echo [--timeout S]
  *   dpdk-ipoibcm-bench [EAL options] -- ping --peer MAC [--sizes 64,1500]
  *       [--packets N] [--warmup N] [--timeout S]
@@ -34,7 +36,8 @@ usage(const char *prog)
 {
 	fprintf(stderr,
 		"usage: %s [EAL options] -- icount|echo|ping [--sizes S,S..]\n"
-		"       [--packets N] [--warmup N] [--peer MAC] [--timeout S]\n",
+		"       [--packets N] [--warmup N] [--peer MAC] [--timeout S]\n"
+		"       [--loopback]\n",
 		prog);
 }
 
@@ -98,6 +101,7 @@ parse_args(int argc, char **argv, struct bench_cfg *cfg)
 		{ "warmup", required_argument, NULL, 'w' },
 		{ "peer", required_argument, NULL, 'p' },
 		{ "timeout", required_argument, NULL, 't' },
+		{ "loopback", no_argument, NULL, 'l' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -140,6 +144,9 @@ parse_args(int argc, char **argv, struct bench_cfg *cfg)
 			if (parse_u64("--timeout", optarg, 1, 86400, &v) < 0)
 				return -EINVAL;
 			cfg->timeout_s = (double)v;
+			break;
+		case 'l':
+			cfg->loopback = true;
 			break;
 		default:
 			return -EINVAL;

@@ -57,7 +57,7 @@ bench_echo(const struct bench_cfg *cfg)
 	mp = bench_pool("echo_mp", 8191);
 	if (mp == NULL)
 		return -ENOMEM;
-	ret = bench_port_start(PORT, mp);
+	ret = bench_port_start(PORT, mp, false);
 	if (ret != 0)
 		return ret;
 	rte_eth_macaddr_get(PORT, &mac);
@@ -224,7 +224,7 @@ bench_ping(const struct bench_cfg *cfg)
 	mp = bench_pool("ping_mp", 8191);
 	if (mp == NULL)
 		return -ENOMEM;
-	ret = bench_port_start(PORT, mp);
+	ret = bench_port_start(PORT, mp, false);
 	if (ret != 0)
 		return ret;
 	ret = bench_link_wait(PORT, cfg->timeout_s);

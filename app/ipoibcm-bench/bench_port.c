@@ -52,13 +52,15 @@ bench_pool(const char *name, unsigned int n)
 				       rte_socket_id());
 }
 
+/* loopback: the port's rte_eth_conf.lpbk_mode, as pmd_perf_autotest sets */
 int
-bench_port_start(uint16_t port, struct rte_mempool *mp)
+bench_port_start(uint16_t port, struct rte_mempool *mp, bool loopback)
 {
 	struct rte_eth_conf conf;
 	int ret;
 
 	memset(&conf, 0, sizeof(conf));
+	conf.lpbk_mode = loopback ? 1 : 0;
 	if (!rte_eth_dev_is_valid_port(port)) {
 		fprintf(stderr, "port %u: no such port (give --vdev)\n", port);
 		return -ENODEV;

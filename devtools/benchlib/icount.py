@@ -78,8 +78,12 @@ def parse_dump(path):
 
 
 def run(build, plugin, env, eal_args, cfg, name, sizes, packets, top=8,
-        notes=None):
+        notes=None, loopback=False):
     """{size: {"rx": {"ir", "top"}, "tx": {...}, "calls": ...}}.
+
+    loopback: the harness's --loopback (port 0 to itself in loopback
+    mode; net_ipoibcm sends datagrams to its own UD QP, the path of
+    pmd_perf_autotest).
 
     Stock net_memif (the baseline, not our code) sometimes dies of SIGSEGV
     under callgrind while its ports close, after every count was printed
@@ -106,6 +110,8 @@ def run(build, plugin, env, eal_args, cfg, name, sizes, packets, top=8,
             cmd += ["--", "icount", "--packets", str(packets), "--sizes",
                     ",".join(str(s) for s in sizes),
                     "--timeout", str(VALGRIND_S * 3 // 4)]
+            if loopback:
+                cmd.append("--loopback")
             try:
                 p = subprocess.run(cmd, capture_output=True, text=True,
                                    env=env, timeout=VALGRIND_S)

@@ -10,6 +10,7 @@ The input is what devtools/bench.py gathered, every figure per round:
   latency[cfg][size]   [{"median_us", "p99_us", ...} or None per round]
   autotest[cfg]        [{"cycles"} or {"unavailable"} per round]
   icount[cfg]          {size: {"rx", "tx"}} or {"unavailable": reason}
+  icount_lpbk[cfg]     the same, net_ipoibcm's port in loopback mode
   icount_notes         [str]: counts kept although the run then died
   profile[cfg]         {"sender": [rows], "receiver": [rows]}
 """
@@ -128,16 +129,32 @@ def icount_rows(res):
                   "rx+tx Ir/pkt", "vs memif"], rows)
 
 
-def icount_top(res, size):
+def icount_lpbk_rows(res):
+    rows = []
+    for cfg in configs.IPOIB:
+        ic = res.get("icount_lpbk", {}).get(cfg, {})
+        if "unavailable" in ic:
+            rows.append([cfg, "all", "n/a", "n/a", "n/a"])
+            continue
+        for size in sorted(ic):
+            rows.append([cfg, size, "%.0f" % ic[size]["rx"]["ir"],
+                         "%.0f" % ic[size]["tx"]["ir"],
+                         "%.0f" % (ic[size]["rx"]["ir"] +
+                                   ic[size]["tx"]["ir"])])
+    return table(["Path", "Size (B)", "rx Ir/pkt", "tx Ir/pkt",
+                  "rx+tx Ir/pkt"], rows)
+
+
+def icount_top(res, size, key="icount", label=""):
     lines = []
     for cfg in configs.CONFIGS:
-        ic = res["icount"].get(cfg, {})
+        ic = res.get(key, {}).get(cfg, {})
         if size not in ic:
             continue
         for side in ("rx", "tx"):
-            lines += ["%s, %s side, %d B: %.0f instructions per packet, "
+            lines += ["%s, %s side, %d B%s: %.0f instructions per packet, "
                       "by function (exclusive)::" %
-                      (cfg, side, size, ic[size][side]["ir"]), ""]
+                      (cfg, side, size, label, ic[size][side]["ir"]), ""]
             lines += ["    %8.1f  %s" % (v, f)
                       for f, v in ic[size][side]["top"]]
             lines.append("")
@@ -301,6 +318,13 @@ def render(res, meta):
                 ["    " + n for n in res["icount_notes"]] + [""]
         for size in configs.SMALL:
             lines += icount_top(res, size)
+    if res.get("icount_lpbk"):
+        lines += ["Instructions per packet, one net_ipoibcm port in loopback "
+                  "mode (datagrams to its own UD QP: the path "
+                  "pmd_perf_autotest measures; net_memif has no loopback "
+                  "mode):", ""] + icount_lpbk_rows(res)
+        lines += icount_top(res, configs.SMALL[0], "icount_lpbk",
+                            " in loopback")
     if res["latency"]:
         lines += ["Round trips (dpdk-ipoibcm-bench ping/echo, two "
                   "processes; median of the rounds' percentiles, best "
