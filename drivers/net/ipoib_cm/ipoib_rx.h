@@ -531,16 +531,18 @@ ipoib_rx_ud(struct ipoib_rxq *rxq, struct rte_mbuf **pkts, uint16_t n,
 	    struct ipoib_rx_acct *acct)
 {
 	struct ipoib_priv *priv = rxq->priv;
-	struct ipoib_rx_ring *ring = rxq->ud;
 	struct ipoib_recv_wr wr[IPOIB_BURST];
 	struct ipoib_wc wc[IPOIB_BURST];
 	struct rte_mbuf *fresh_m[IPOIB_RX_FRESH];
 	struct ipoib_rx_fresh fresh = { .m = fresh_m };
+	/* the ring's geometry in a local, as ipoib_rx_burst_poll() has it */
+	struct ipoib_rx_ring view, *ring = &view;
 	uint16_t k, i, nb = 0, nwr = 0;
 
 	k = rxq->poll_cq(rxq->ud_cq, wc, RTE_MIN(n, (uint16_t)IPOIB_BURST));
 	if (k == 0)
 		return 0;
+	ipoib_rx_ring_view(&view, rxq->ud);
 	ipoib_rx_prefetch(rxq, ring, wc, k, false);
 	ipoib_rx_fresh_take(&fresh, ring->pool->mp, ipoib_rx_need(ring, wc, k));
 	for (i = 0; i < k; i++) {
@@ -562,7 +564,8 @@ ipoib_rx_ud(struct ipoib_rxq *rxq, struct rte_mbuf **pkts, uint16_t n,
 		if (unlikely(wc[i].status != IPOIB_WC_SUCCESS)) {
 			if (wc[i].status == IPOIB_WC_WR_FLUSH_ERR) {
 				IPOIB_STAT_INC(rxq->stats.flushed);
-				ipoib_rx_ring_drop_slot(ring, slot);
+				/* the ring itself, not the view */
+				ipoib_rx_ring_drop_slot(rxq->ud, slot);
 				continue;
 			}
 			IPOIB_STAT_INC(rxq->stats.drop_len);
