@@ -199,38 +199,32 @@ def icounts(run, env):
         why = "valgrind not installed (devtools/setup.sh)"
     elif "LD_PRELOAD" in env:
         why = "a sanitizer build: valgrind cannot run it"
+    # the RC counts of two ports, then one port in loopback mode:
+    # datagrams to its own UD QP, the path pmd_perf_autotest measures
+    # (net_memif has no loopback mode)
+    passes = (("icount", configs.CONFIGS, "c", False),
+              ("icount_lpbk", configs.IPOIB, "l", True))
     if why is not None:
-        for cfg in configs.CONFIGS:
-            run.res["icount"][cfg] = {"unavailable": why}
-        for cfg in configs.IPOIB:
-            run.res["icount_lpbk"][cfg] = {"unavailable": why}
+        for key, cfgs, _, _ in passes:
+            for cfg in cfgs:
+                run.res[key][cfg] = {"unavailable": why}
         return
     notes = run.res.setdefault("icount_notes", [])
-    for cfg in configs.CONFIGS:
-        r = run.attempt("%s instruction counts" % cfg, icount.run,
-                        run.args.build, run.plugin, env, run.eal, cfg,
-                        configs.unique(cfg, "c", 0), configs.SMALL,
-                        run.args.icount_packets, 8, notes)
-        run.res["icount"][cfg] = r or {"unavailable": "callgrind run "
-                                       "failed (see Failures)"}
-        for size in (r or {}):
-            print("  %-16s %6d B: rx %.0f tx %.0f instructions/packet" %
-                  (cfg, size, r[size]["rx"]["ir"], r[size]["tx"]["ir"]),
-                  flush=True)
-    # one port in loopback mode: datagrams to its own UD QP, the path
-    # pmd_perf_autotest measures (net_memif has no loopback mode)
-    for cfg in configs.IPOIB:
-        r = run.attempt("%s loopback instruction counts" % cfg, icount.run,
-                        run.args.build, run.plugin, env, run.eal, cfg,
-                        configs.unique(cfg, "l", 0), configs.SMALL,
-                        run.args.icount_packets, 8, notes, True)
-        run.res["icount_lpbk"][cfg] = r or {"unavailable": "callgrind run "
-                                            "failed (see Failures)"}
-        for size in (r or {}):
-            print("  %-16s %6d B: loopback rx %.0f tx %.0f "
-                  "instructions/packet" %
-                  (cfg, size, r[size]["rx"]["ir"], r[size]["tx"]["ir"]),
-                  flush=True)
+    for key, cfgs, tag, loopback in passes:
+        what = "loopback " if loopback else ""
+        for cfg in cfgs:
+            r = run.attempt("%s %sinstruction counts" % (cfg, what),
+                            icount.run, run.args.build, run.plugin, env,
+                            run.eal, cfg, configs.unique(cfg, tag, 0),
+                            configs.SMALL, run.args.icount_packets, 8,
+                            notes, loopback)
+            run.res[key][cfg] = r or {"unavailable": "callgrind run "
+                                      "failed (see Failures)"}
+            for size in (r or {}):
+                print("  %-16s %6d B: %srx %.0f tx %.0f "
+                      "instructions/packet" %
+                      (cfg, size, what, r[size]["rx"]["ir"],
+                       r[size]["tx"]["ir"]), flush=True)
 
 
 def profiles(run, TestPmd):

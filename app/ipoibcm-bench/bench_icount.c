@@ -5,11 +5,11 @@
  * and the same thread, a burst at a time: a burst of BENCH_BURST frames
  * sent, then port 1 polled until all of them are back. With --loopback,
  * port 0 alone, in loopback mode, sends to itself (net_ipoibcm: as
- * datagrams to its own UD QP, the path pmd_perf_autotest measures). Only the two
- * wrappers below run the drivers' burst functions during the measured
- * part, so callgrind --toggle-collect=bench_icount_rx (or _tx) counts the
- * instructions of one side's bursts and nothing else: building the
- * frames and freeing the received ones happen outside them. After each
+ * datagrams to its own UD QP, the path pmd_perf_autotest measures). Only
+ * the two wrappers below run the drivers' burst functions during the
+ * measured part, so callgrind --toggle-collect=bench_icount_rx (or _tx)
+ * counts the instructions of one side's bursts and nothing else: building
+ * the frames and freeing the received ones happen outside them. After each
  * size the counts are dumped (CALLGRIND_DUMP_STATS_AT, a no-op outside
  * valgrind) and this line printed, from which devtools/bench.py divides:
  *
@@ -37,9 +37,8 @@
 #include "bench.h"
 
 #define TX_PORT		0
-/* port 1, or port 0 itself with --loopback (bench_icount()) */
+/* the receiving port: 1, or port 0 itself with --loopback (bench_icount()) */
 static uint16_t rx_port = 1;
-#define RX_PORT		rx_port
 /* Empty polls in a row after which the frames still out count as lost. */
 #define LOST_POLLS	1000000
 #define IDLE_POLLS	1000000
@@ -121,7 +120,7 @@ icount_burst(struct rte_mempool *mp, const struct rte_ether_addr *dst,
 			sent += n;
 		}
 		t0 = rte_rdtsc();
-		n = rx(RX_PORT, rx_pkts, BENCH_BURST);
+		n = rx(rx_port, rx_pkts, BENCH_BURST);
 		t1 = rte_rdtsc();
 		if (n == 0)
 			run->rx_empty_cycles += t1 - t0;
@@ -171,13 +170,13 @@ icount_sizes(struct rte_mempool *mp, const struct rte_ether_addr *dst,
 	     const struct rte_ether_addr *src, const struct bench_cfg *cfg)
 {
 	uint64_t rc_id = 0;
-	bool rc = bench_xstat_id(RX_PORT, "rx_rc_packets", &rc_id) == 0;
+	bool rc = bench_xstat_id(rx_port, "rx_rc_packets", &rc_id) == 0;
 	unsigned int s;
 	int ret;
 
 	for (s = 0; s < cfg->nb_sizes; s++) {
 		struct icount_run run = { 0 };
-		uint64_t rc0 = rc ? bench_xstat(RX_PORT, rc_id) : 0;
+		uint64_t rc0 = rc ? bench_xstat(rx_port, rc_id) : 0;
 		char what[64];
 
 		CALLGRIND_ZERO_STATS;
@@ -198,7 +197,7 @@ icount_sizes(struct rte_mempool *mp, const struct rte_ether_addr *dst,
 		       run.tx_cycles, run.rx_cycles, run.rx_empty_cycles);
 		if (rc)
 			printf(" rc_packets=%" PRIu64,
-			       bench_xstat(RX_PORT, rc_id) - rc0);
+			       bench_xstat(rx_port, rc_id) - rc0);
 		printf("\n");
 		fflush(stdout);
 	}
@@ -218,7 +217,7 @@ icount_idle(void)
 		return;
 	t0 = rte_rdtsc();
 	for (i = 0; i < IDLE_POLLS; i++) {
-		n = plain_rx(RX_PORT, pkts, BENCH_BURST);
+		n = plain_rx(rx_port, pkts, BENCH_BURST);
 		rte_pktmbuf_free_bulk(pkts, n);
 	}
 	printf("idle polls=%u cycles=%" PRIu64 "\n", IDLE_POLLS,
@@ -238,7 +237,7 @@ bench_icount(const struct bench_cfg *cfg)
 	if (cfg->loopback) {
 		rx_port = TX_PORT;
 	} else {
-		ret = bench_port_start(RX_PORT, mp, false);
+		ret = bench_port_start(rx_port, mp, false);
 		if (ret != 0)
 			return ret;
 	}
@@ -247,11 +246,11 @@ bench_icount(const struct bench_cfg *cfg)
 		goto close_rx;
 	ret = bench_link_wait(TX_PORT, cfg->timeout_s);
 	if (ret == 0)
-		ret = bench_link_wait(RX_PORT, cfg->timeout_s);
+		ret = bench_link_wait(rx_port, cfg->timeout_s);
 	if (ret != 0)
 		goto close_tx;
 	rte_eth_macaddr_get(TX_PORT, &src);
-	rte_eth_macaddr_get(RX_PORT, &dst);
+	rte_eth_macaddr_get(rx_port, &dst);
 	ret = icount_warmup(mp, &dst, &src, cfg);
 	if (ret == 0)
 		ret = icount_sizes(mp, &dst, &src, cfg);
@@ -261,6 +260,6 @@ close_tx:
 	bench_port_close(TX_PORT);
 close_rx:
 	if (!cfg->loopback)
-		bench_port_close(RX_PORT);
+		bench_port_close(rx_port);
 	return ret;
 }

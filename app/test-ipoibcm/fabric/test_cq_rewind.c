@@ -97,7 +97,6 @@ test_cq_rewind(void)
 	uint64_t h, t, rw;
 	uint32_t i, seq = 0;
 	char fab[32];
-	int ret;
 
 	fabric_name(fab, sizeof(fab), "cq_rewind");
 	CHECK(rw_open(&a, &b, &c, fab) == 0);
@@ -172,11 +171,10 @@ out:
 	conn_destroy(&c);
 	ep_close(&b);
 	ep_close(&a);
-	ret = ft_end(fab);
-	return ret;
+	return ft_end(fab);
 }
 REGISTER_TEST(cq_rewind, test_cq_rewind,
-	"CQ found empty past its first page starts its next lap, skipping no reserved position")
+	"CQ empty past its first page starts a lap; no reserved entry skipped")
 
 /*
  * rewind_span lowered to 4 laps (from 2^31 positions): rewinds stop
