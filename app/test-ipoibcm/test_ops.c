@@ -324,6 +324,28 @@ test_ops_lpbk(void)
 	}
 	rte_pktmbuf_free_bulk(rx, k);
 	rte_pktmbuf_free_bulk(copy, RTE_DIM(copy));
+	/*
+	 * Unicast IPv4 went the fast way (ipoib_tx_fast_encap()); the rest
+	 * through the whole emulation: broadcast comes back, a multicast MAC
+	 * with no IPoIB group (802.1 slow protocols) is dropped and counted.
+	 */
+	TEST_ASSERT(rte_ether_unformat_addr("ff:ff:ff:ff:ff:ff", &far) == 0 &&
+		    (tx[0] = test_udp_frame(&mac, &far, 128, 0, false)) != NULL,
+		    "broadcast frame");
+	TEST_ASSERT(rte_ether_unformat_addr("01:80:c2:00:00:0e", &far) == 0 &&
+		    (tx[1] = test_udp_frame(&mac, &far, 128, 1, false)) != NULL,
+		    "group frame");
+	TEST_ASSERT_EQ(rte_eth_tx_burst(n.port[0], 0, tx, 2), 2, "sent");
+	TEST_ASSERT_EQ(test_xstat(n.port[0], "tx_drop_vlan"), 1,
+		       "no IPoIB group: dropped, counted");
+	k = test_rx_until(n.port[0], rx, 1, 5000);
+	TEST_ASSERT_EQ(k, 1, "broadcast came back");
+	TEST_ASSERT(rte_is_same_ether_addr(&rte_pktmbuf_mtod(rx[0],
+		    struct rte_ether_hdr *)->dst_addr, &mac) &&
+		    rx[0]->pkt_len == 128, "broadcast: to the port, whole");
+	rte_pktmbuf_free(rx[0]);
+	TEST_ASSERT_EQ(rte_eth_rx_queue_count(n.port[0], 0), 0,
+		       "nothing else came back");
 	/* nothing reached B, even what was addressed to it (on shm a
 	 * frame sent is in the receiver's completion queue already)
 	 */

@@ -64,6 +64,20 @@ ipoib_lpbk_stop(struct rte_eth_dev *dev)
 	priv->lpbk_ah = NULL;
 }
 
+/*
+ * A unicast frame of the common kind (ipoib_tx_fast_encap()) is turned
+ * into IPoIB in place, as on a connection: it needs no ARP or ND
+ * rewriting and its destination, which loopback ignores, no group.
+ */
+static __rte_always_inline bool
+ipoib_lpbk_fast_encap(struct rte_mbuf *m)
+{
+	return m->data_len >= RTE_ETHER_HDR_LEN &&
+	       rte_is_unicast_ether_addr(rte_pktmbuf_mtod(m,
+						const struct rte_ether_addr *)) &&
+	       ipoib_tx_fast_encap(m);
+}
+
 static uint16_t
 ipoib_lpbk_send(struct ipoib_txq *txq, struct rte_mbuf **pkts, uint16_t n)
 {
@@ -84,10 +98,12 @@ ipoib_lpbk_send(struct ipoib_txq *txq, struct rte_mbuf **pkts, uint16_t n)
 			continue;
 		}
 		/* every destination, unicast or group, is the port itself */
-		ret = ipoib_eth_encap(m, &priv->eth, &dst);
-		if (ret < 0) {
-			ipoib_tx_drop_encap(txq, m, ret);
-			continue;
+		if (unlikely(!ipoib_lpbk_fast_encap(m))) {
+			ret = ipoib_eth_encap(m, &priv->eth, &dst);
+			if (ret < 0) {
+				ipoib_tx_drop_encap(txq, m, ret);
+				continue;
+			}
 		}
 		wr[k].m = m;
 		wr[k].ah = priv->lpbk_ah;

@@ -279,52 +279,6 @@ ipoib_tx_post_range(struct ipoib_txq *txq, struct ipoib_tx_run *r,
 }
 
 /*
- * The common frame: unicast IPv4, or IPv6 that is not ICMPv6 (ND goes to
- * the full emulation). Its Ethernet header is in the first segment.
- */
-static __rte_always_inline bool
-ipoib_tx_fast_type(const struct rte_mbuf *m, const struct rte_ether_hdr *eth)
-{
-	return eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV4) ||
-	       (eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV6) &&
-		m->data_len >= sizeof(*eth) + sizeof(struct rte_ipv6_hdr) &&
-		((const struct rte_ipv6_hdr *)(eth + 1))->proto !=
-		IPPROTO_ICMPV6);
-}
-
-/*
- * A common frame in an mbuf of our own: its 14-byte Ethernet header
- * becomes the 4-byte IPoIB one, which only rewrites its last 4 bytes.
- */
-static __rte_always_inline bool
-ipoib_tx_fast_hdr(struct rte_mbuf *m)
-{
-	const struct rte_ether_hdr *eth =
-		rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
-	rte_be16_t type = eth->ether_type;
-	struct ipoib_hdr *h;
-
-	if (!RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1)
-		return false;
-	m->data_off += RTE_ETHER_HDR_LEN - IPOIB_HDR_LEN;
-	m->data_len -= RTE_ETHER_HDR_LEN - IPOIB_HDR_LEN;
-	m->pkt_len -= RTE_ETHER_HDR_LEN - IPOIB_HDR_LEN;
-	h = rte_pktmbuf_mtod(m, struct ipoib_hdr *);
-	h->proto = type;
-	h->reserved = 0;
-	return true;
-}
-
-static __rte_always_inline bool
-ipoib_tx_fast_encap(struct rte_mbuf *m)
-{
-	return m->data_len >= RTE_ETHER_HDR_LEN &&
-	       ipoib_tx_fast_type(m, rte_pktmbuf_mtod(m,
-						const struct rte_ether_hdr *)) &&
-	       ipoib_tx_fast_hdr(m);
-}
-
-/*
  * What the application's IGMP/MLD/ND asks of the control thread, read
  * once per frame: by the lcore, at encapsulation or when it holds the
  * frame (ipoib_tx_hold()); never again by the control thread's queue.
