@@ -372,20 +372,28 @@ done:
 	return true;
 }
 
-/* The UD source of a completion: cached for a busy sender. */
+/*
+ * The UD source of a completion: cached for a busy sender. *srcp: its
+ * hardware address, the cached peer's (the same QPN and GID, hence the
+ * same MAC) or else built in src.
+ */
 static __rte_always_inline struct ipoib_peer *
 ipoib_rx_ud_source(struct ipoib_rxq *rxq, const struct ipoib_wc *wc,
-		   const struct ipoib_grh *grh, struct ipoib_hwaddr *src)
+		   const struct ipoib_grh *grh, struct ipoib_hwaddr *src,
+		   const struct ipoib_hwaddr **srcp)
 {
 	struct ipoib_peer *peer = rxq->last_src;
 
-	ipoib_hwaddr_set(src, 0, wc->src_qp, grh->sgid);
 	if (likely(peer != NULL &&
 		   !__atomic_load_n(&peer->dead, __ATOMIC_RELAXED) &&
 		   peer->qpn == wc->src_qp &&
 		   memcmp(ipoib_hwaddr_gid(&peer->hw), grh->sgid,
-			  IPOIB_GID_LEN) == 0))
+			  IPOIB_GID_LEN) == 0)) {
+		*srcp = &peer->hw;
 		return peer;
+	}
+	ipoib_hwaddr_set(src, 0, wc->src_qp, grh->sgid);
+	*srcp = src;
 	peer = ipoib_peer_learn(rxq->priv, src);
 	rxq->last_src = peer;
 	return peer;
@@ -588,8 +596,8 @@ ipoib_rx_ud(struct ipoib_rxq *rxq, struct rte_mbuf **pkts, uint16_t n,
 			}
 			/* the GRH is overwritten by the Ethernet header */
 			kind = unlikely(mcast) ? ipoib_mcast_kind(grh->dgid) : 0;
-			peer = ipoib_rx_ud_source(rxq, &wc[i], grh, &src);
-			srcp = &src;
+			peer = ipoib_rx_ud_source(rxq, &wc[i], grh, &src,
+						  &srcp);
 		} else {
 			mcast = false;
 			kind = 0;
