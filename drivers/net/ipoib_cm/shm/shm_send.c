@@ -118,9 +118,10 @@ shm_ud_deliver(struct shm_qp *qp, const struct shm_send *wr, uint16_t k,
 	struct shm_cq_ring *c;
 	struct shm_dst_seg dst = { .seg = UINT64_MAX };
 	struct shm_rq_ent ents[SHM_UD_RUN];
-	struct shm_cqe cqe[SHM_UD_RUN];
+	struct shm_cqe tmpl;
 	bool descs;	/* unused: shm_rq_target() reads the entry */
 	uint32_t qkey, got, j;
+	uint64_t t;
 
 	if (q == NULL || !shm_qp_ent_read_ud(q, dqpn, &dv))
 		return;
@@ -160,34 +161,47 @@ shm_ud_deliver(struct shm_qp *qp, const struct shm_send *wr, uint16_t k,
 	got = shm_rq_claim(r, k, ents, &descs);
 	if (got < k)
 		shm_add(&dp->cnt_ud_no_wr, k - got);
+	if (got == 0)
+		return;
+	/*
+	 * What the k completions share, once; each is filled in place
+	 * from it and published once its message is in, as an RC send's
+	 * (shm_rc_send.h): a template per message, copied to the CQ after
+	 * the last, cost 14 instructions a message more (bench icount
+	 * --loopback, tx side, 64 bytes: 277 against 263).
+	 */
+	memset(&tmpl, 0, sizeof(tmpl));
+	tmpl.rq_id = r->id;
+	tmpl.qp_num = dqpn;
+	tmpl.src_qp = qp->qpn;
+	tmpl.qp_context = d->qp_context;
+	tmpl.slid = qp->port->ent->lid;
+	tmpl.wc_flags = ah->global ? IPOIB_WC_GRH : 0;
+	t = shm_cq_reserve(c, got);
 	for (j = 0; j < got; j++) {
 		uint32_t len = shm_msg_len(&wr[j]);
+		struct shm_cqe *e = shm_cq_entry_take(c, t + j);
 		struct shm_target to;
 
-		memset(&cqe[j], 0, sizeof(cqe[j]));
-		cqe[j].rq_id = r->id;
-		cqe[j].slot = SHM_RQ_ENT_SLOT(&ents[j]);
-		cqe[j].qp_num = dqpn;
-		cqe[j].src_qp = qp->qpn;
-		cqe[j].qp_context = d->qp_context;
-		cqe[j].slid = qp->port->ent->lid;
-		cqe[j].wc_flags = ah->global ? IPOIB_WC_GRH : 0;
+		/* the body, not seq nor the padding */
+		memcpy(&e->rq_id, &tmpl.rq_id, SHM_CQE_BODY_LEN);
+		e->slot = SHM_RQ_ENT_SLOT(&ents[j]);
 		shm_rq_target(r, &ents[j], &to);
 		if (IPOIB_GRH_LEN + len > to.total_len) {
-			cqe[j].status = IPOIB_WC_LOC_LEN_ERR;
+			e->status = IPOIB_WC_LOC_LEN_ERR;
 			shm_add(&dp->cnt_len_errs, 1);
-			continue;
+		} else {
+			if (ah->global)
+				shm_write_grh(f, d->proc, &to, len,
+					      qp->port->ent->gid, ah->dgid,
+					      &dst);
+			/* one message at a time: never streamed */
+			shm_copy(f, d->proc, &to, IPOIB_GRH_LEN, &wr[j], len,
+				 false, &dst);
+			e->byte_len = IPOIB_GRH_LEN + len;
 		}
-		if (ah->global)
-			shm_write_grh(f, d->proc, &to, len,
-				      qp->port->ent->gid, ah->dgid, &dst);
-		/* one message at a time: never streamed */
-		shm_copy(f, d->proc, &to, IPOIB_GRH_LEN, &wr[j], len, false,
-			 &dst);
-		cqe[j].byte_len = IPOIB_GRH_LEN + len;
+		shm_cq_publish(e, t + j);
 	}
-	if (got > 0)
-		shm_cq_push(c, cqe, got);
 }
 
 static struct shm_mcg_ent *
