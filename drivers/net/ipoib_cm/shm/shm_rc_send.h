@@ -140,9 +140,7 @@ shm_rc_send_each(struct shm_qp *qp, uint16_t n, void *ctx, shm_rc_msg_fn msg,
 
 			/* before the stores below, which could alias it */
 			msg(ctx, done + i, &m);
-			/* the body, not seq nor the padding */
-			memcpy(&e->rq_id, &tmpl.rq_id, SHM_CQE_BODY_LEN);
-			e->slot = SHM_RQ_ENT_SLOT(q);
+			shm_cq_entry_fill(e, &tmpl, SHM_RQ_ENT_SLOT(q));
 			/* the common WR's one SGE is in its entry */
 			if (likely(m.len < lim && q->off != SHM_RQ_ENT_DESC &&
 				   m.sg == NULL && m.len <= SHM_RQ_ENT_LEN(q))) {

@@ -170,22 +170,15 @@ shm_ud_deliver(struct shm_qp *qp, const struct shm_send *wr, uint16_t k,
 	 * the last, cost 14 instructions a message more (bench icount
 	 * --loopback, tx side, 64 bytes: 277 against 263).
 	 */
-	memset(&tmpl, 0, sizeof(tmpl));
-	tmpl.rq_id = r->id;
-	tmpl.qp_num = dqpn;
-	tmpl.src_qp = qp->qpn;
-	tmpl.qp_context = d->qp_context;
-	tmpl.slid = qp->port->ent->lid;
-	tmpl.wc_flags = ah->global ? IPOIB_WC_GRH : 0;
+	shm_cqe_tmpl(&tmpl, r->id, dqpn, qp->qpn, d->qp_context,
+		     qp->port->ent->lid, ah->global ? IPOIB_WC_GRH : 0);
 	t = shm_cq_reserve(c, got);
 	for (j = 0; j < got; j++) {
 		uint32_t len = shm_msg_len(&wr[j]);
 		struct shm_cqe *e = shm_cq_entry_take(c, t + j);
 		struct shm_target to;
 
-		/* the body, not seq nor the padding */
-		memcpy(&e->rq_id, &tmpl.rq_id, SHM_CQE_BODY_LEN);
-		e->slot = SHM_RQ_ENT_SLOT(&ents[j]);
+		shm_cq_entry_fill(e, &tmpl, SHM_RQ_ENT_SLOT(&ents[j]));
 		shm_rq_target(r, &ents[j], &to);
 		if (IPOIB_GRH_LEN + len > to.total_len) {
 			e->status = IPOIB_WC_LOC_LEN_ERR;
@@ -359,13 +352,8 @@ shm_rc_open(struct shm_qp *qp, struct shm_rc_dst *d)
 	}
 	d->proc = pv.proc;
 	d->port = pv.port;
-	memset(&d->tmpl, 0, sizeof(d->tmpl));
-	d->tmpl.rq_id = d->r->id;
-	d->tmpl.qp_num = qp->peer_qpn;
-	d->tmpl.src_qp = qp->qpn;
-	d->tmpl.qp_context = pv.qp_context;
-	d->tmpl.slid = qp->port->ent->lid;
-	d->tmpl.status = IPOIB_WC_SUCCESS;
+	shm_cqe_tmpl(&d->tmpl, d->r->id, qp->peer_qpn, qp->qpn, pv.qp_context,
+		     qp->port->ent->lid, 0);
 	return true;
 }
 
