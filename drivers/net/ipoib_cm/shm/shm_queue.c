@@ -436,7 +436,13 @@ shm_rq_create(struct shm_port *p, uint32_t max_wr, uint32_t max_sge,
 	if (rq == NULL)
 		return NULL;
 	pthread_once(&shm_asym_once, shm_asym_init);
-	rq->asym = shm_asym;
+	/*
+	 * A queue of one WR (an active RC QP's, which receives nothing) is
+	 * not posted to on a datapath: a sequentially consistent post costs
+	 * nothing there, and its flush then needs no membarrier(), which a
+	 * teardown by an application's API call would otherwise make.
+	 */
+	rq->asym = shm_asym && max_wr > 1;
 	rq->wr_id = calloc(max_wr, sizeof(*rq->wr_id));
 	rq->one_off = calloc(max_wr, sizeof(*rq->one_off));
 	rq->free_slots = calloc(max_wr, sizeof(*rq->free_slots));
@@ -527,7 +533,18 @@ shm_rq_claim(struct shm_rq_ring *r, uint32_t want, struct shm_rq_ent *ents,
 	return k;
 }
 
-/* Complete every posted, unclaimed WR of rq with a flush error. */
+/*
+ * Complete every posted, unclaimed WR of rq with a flush error.
+ *
+ * Only the flush that sets flushed makes the fence: once it has, every
+ * post either was seen by that flush's claims or sees flushed itself and
+ * flushes again (top of this file). A later flush (the QP's destroy after
+ * its move to error, the poster after it saw flushed) claims what is
+ * there without it: what it cannot see yet, the first flush or the
+ * poster completes. membarrier() costs about 20 us on a 2-core VM while
+ * another thread of the process runs (an IPI), and a connection's
+ * teardown flushed twice (ipoib_cm_perf.rst, "Connection setups").
+ */
 void
 shm_rq_flush(struct shm_rq *rq)
 {
@@ -539,8 +556,8 @@ shm_rq_flush(struct shm_rq *rq)
 	bool descs;
 
 	/* the flusher's side of the pair (top of this file) */
-	__atomic_store_n(&rq->ring->flushed, 1, __ATOMIC_SEQ_CST);
-	shm_asym_fence_slow(rq);
+	if (__atomic_exchange_n(&rq->ring->flushed, 1, __ATOMIC_SEQ_CST) == 0)
+		shm_asym_fence_slow(rq);
 	while ((k = shm_rq_claim(rq->ring, SHM_BURST, ents, &descs)) != 0) {
 		for (i = 0; i < k; i++) {
 			memset(&tmpl[i], 0, sizeof(tmpl[i]));
