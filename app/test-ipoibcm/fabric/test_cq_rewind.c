@@ -143,7 +143,7 @@ test_cq_rewind(void)
 
 	/*
 	 * A sender has reserved the head's position and not published it
-	 * yet (shm_cq_push() between its two steps): no rewind skips it.
+	 * yet (between its two steps, shm_cq_fill.h): no rewind skips it.
 	 */
 	for (i = 0; i < SHM_CQ_REWIND_AT; i++, seq++)
 		CHECK(rw_one(&a, &b, seq, NULL) == 0);

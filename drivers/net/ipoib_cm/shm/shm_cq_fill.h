@@ -10,9 +10,9 @@
 #include "shm_internal.h"
 
 /*
- * Completions filled in place (shm_cq_push(), an RC send, a UD
- * delivery): n positions of a CQ of another (or this) process reserved
- * at once, each entry filled, then published by storing its seq last
+ * Completions filled in place (an RC send, a UD delivery, a receive
+ * queue's flush): n positions of a CQ of another (or this) process
+ * reserved at once, each entry filled, then published by storing its seq last
  * (the release pairs with the acquire load in shm_cq_poll()). Senders do
  * this concurrently; the CQ is sized so that it never holds more
  * completions than receive WRs that may complete on it.

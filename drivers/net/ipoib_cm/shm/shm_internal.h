@@ -259,7 +259,7 @@ struct shm_cqe {
 	uint8_t wc_flags;
 } __attribute__((aligned(32)));
 
-/* A CQE's fields after seq (shm_cq_push()). */
+/* A CQE's fields after seq (shm_cq_entry_fill()). */
 #define SHM_CQE_BODY_LEN	(sizeof(struct shm_cqe) - \
 				 offsetof(struct shm_cqe, rq_id))
 _Static_assert(offsetof(struct shm_cqe, rq_id) == sizeof(uint32_t) &&
@@ -761,8 +761,6 @@ void shm_rq_flush(struct shm_rq *rq);
 uint32_t shm_cq_pending(const struct shm_cq *cq, uint32_t rq_id);
 uint32_t shm_rq_claim(struct shm_rq_ring *r, uint32_t want,
 		      struct shm_rq_ent *ents, bool *descs);
-void shm_cq_push(struct shm_cq_ring *c, const struct shm_cqe *tmpl,
-		 uint32_t n);
 /* QP state as senders see it and change it. */
 bool shm_qp_connected(uint32_t state);
 void shm_qp_set_err(struct shm_qp *qp);

@@ -103,27 +103,8 @@ shm_cq_destroy(struct shm_cq *cq)
 }
 
 /*
- * Reserve n completions on a CQ of another (or this) process and fill them
- * from tmpl[] (shm_cq_reserve() says how).
- */
-void
-shm_cq_push(struct shm_cq_ring *c, const struct shm_cqe *tmpl, uint32_t n)
-{
-	uint64_t t = shm_cq_reserve(c, n);
-	uint32_t i;
-
-	for (i = 0; i < n; i++) {
-		struct shm_cqe *e = shm_cq_entry_take(c, t + i);
-
-		/* rq_id to wc_flags, in one piece: every field but seq */
-		memcpy(&e->rq_id, &tmpl[i].rq_id, SHM_CQE_BODY_LEN);
-		shm_cq_publish(e, t + i);
-	}
-}
-
-/*
- * A producer reserved position h and never published it: it died inside
- * shm_cq_push(). After SHM_STALL_NS the position is skipped and counted.
+ * A producer reserved position h and never published it: it died between
+ * the two (shm_cq_fill.h). After SHM_STALL_NS the position is skipped and counted.
  */
 static bool
 shm_cq_stalled(struct shm_cq *cq)
@@ -550,24 +531,25 @@ shm_rq_flush(struct shm_rq *rq)
 {
 	struct shm_cq_ring *c = shm_arena_ptr(rq->port->f, rq->port->f->proc,
 					      rq->ring->cq_off);
-	struct shm_cqe tmpl[SHM_BURST];
 	struct shm_rq_ent ents[SHM_BURST];
+	struct shm_cqe tmpl;
 	uint32_t k, i;
+	uint64_t pos;
 	bool descs;
 
 	/* the flusher's side of the pair (top of this file) */
 	if (__atomic_exchange_n(&rq->ring->flushed, 1, __ATOMIC_SEQ_CST) == 0)
 		shm_asym_fence_slow(rq);
+	shm_cqe_tmpl(&tmpl, rq->id, rq->qpn, 0, rq->qp_context, 0, 0);
+	tmpl.status = IPOIB_WC_WR_FLUSH_ERR;
 	while ((k = shm_rq_claim(rq->ring, SHM_BURST, ents, &descs)) != 0) {
+		pos = shm_cq_reserve(c, k);
 		for (i = 0; i < k; i++) {
-			memset(&tmpl[i], 0, sizeof(tmpl[i]));
-			tmpl[i].rq_id = rq->id;
-			tmpl[i].slot = SHM_RQ_ENT_SLOT(&ents[i]);
-			tmpl[i].qp_num = rq->qpn;
-			tmpl[i].qp_context = rq->qp_context;
-			tmpl[i].status = IPOIB_WC_WR_FLUSH_ERR;
+			struct shm_cqe *e = shm_cq_entry_take(c, pos + i);
+
+			shm_cq_entry_fill(e, &tmpl, SHM_RQ_ENT_SLOT(&ents[i]));
+			shm_cq_publish(e, pos + i);
 		}
-		shm_cq_push(c, tmpl, k);
 	}
 }
 
