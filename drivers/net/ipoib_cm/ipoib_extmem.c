@@ -53,7 +53,15 @@ static bool ipoib_extmem_cb_set;	/* under the lock */
 size_t
 ipoib_extmem_page_size(void)
 {
-	return (size_t)sysconf(_SC_PAGESIZE);
+	/* asked once: a REQ sizes a non-SRQ connection's pool with it */
+	static size_t pg;
+	size_t v = __atomic_load_n(&pg, __ATOMIC_RELAXED);
+
+	if (unlikely(v == 0)) {
+		v = (size_t)sysconf(_SC_PAGESIZE);
+		__atomic_store_n(&pg, v, __ATOMIC_RELAXED);
+	}
+	return v;
 }
 
 /* Whether objects of obj_sz bytes get the physical address of a page. */

@@ -75,8 +75,10 @@ ipoib_rx_ring_release(struct ipoib_mem *acct, struct ipoib_rx_ring *ring)
 
 	if (ring->bufs == NULL)
 		return;
+	/* a drained ring's slots are all empty (ipoib_rx_ring_drop_slot()) */
 	for (i = 0; i < (size_t)ring->nb_slots * ring->segs; i++)
-		rte_pktmbuf_free(ring->bufs[i]);
+		if (ring->bufs[i] != NULL)
+			rte_pktmbuf_free(ring->bufs[i]);
 	ring->outstanding = 0;
 	ipoib_rx_ring_free(acct, ring);
 }
