@@ -9,6 +9,9 @@
  * process (membarrier()); the later ones, the poster's own when it sees
  * the flag and the QP's destroy, do not. A WR neither side saw would
  * never complete and this test would wait for it until its deadline.
+ * Reliably it catches a WR that no flush takes (the poster's own flush
+ * left out: half of them lost); a missing fence it can only catch when
+ * the store buffer's window is hit, which on x86 it seldom is.
  * Queues of one WR post sequentially consistent and flush without
  * membarrier(): the same check runs on one.
  */
