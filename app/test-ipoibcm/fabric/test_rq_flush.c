@@ -17,6 +17,7 @@
  */
 
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 
 #include "fabric_util.h"
@@ -75,6 +76,8 @@ fl_poster_main(void *arg)
 		if (p->completed >= 2 * p->nwr && p->completed ==
 		    __atomic_load_n(&p->posted, __ATOMIC_RELAXED))
 			break;
+		if (n == 0)	/* the main thread may share this core */
+			sched_yield();
 	}
 	return NULL;
 }
@@ -97,8 +100,9 @@ fl_round(struct ep *e, struct shm_cq *cq, uint32_t nwr, uint32_t spin,
 	CHECK(p.qp != NULL);
 	CHECK(pthread_create(&tid, NULL, fl_poster_main, &p) == 0);
 	started = true;
+	/* the poster may share this core */
 	while (__atomic_load_n(&p.posted, __ATOMIC_ACQUIRE) < spin)
-		;
+		sched_yield();
 	for (d = 0; d < delay; d++)
 		;
 	CHECK(shm_qp_modify(p.qp, SHM_QPS_ERR) == 0);
