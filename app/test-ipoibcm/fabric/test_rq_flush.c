@@ -29,6 +29,7 @@ struct fl_poster {
 	struct shm_qp *qp;
 	struct shm_cq *cq;
 	const struct shm_mem *mem;
+	uint32_t buf_len;	/* of each buffer in mem */
 	uint32_t nwr;
 	uint32_t posted;	/* read by the main thread while it runs */
 	uint32_t completed;
@@ -55,7 +56,8 @@ fl_poster_main(void *arg)
 	while (test_now_ms() < deadline) {
 		for (i = 0; p->completed < 2 * p->nwr && i < p->nwr; i++) {
 			if (p->owed[i] ||
-			    post_buf(shm_qp_rq(p->qp), p->mem, 64, i) < 0)
+			    post_buf(shm_qp_rq(p->qp), p->mem, p->buf_len,
+				     i) < 0)
 				continue;
 			p->owed[i] = 1;
 			__atomic_fetch_add(&p->posted, 1, __ATOMIC_RELEASE);
@@ -92,7 +94,9 @@ fl_round(struct ep *e, struct shm_cq *cq, uint32_t nwr, uint32_t spin,
 	 uint32_t delay)
 {
 	volatile uint32_t d;
-	struct fl_poster p = { .cq = cq, .mem = &e->mem, .nwr = nwr };
+	struct fl_poster p = {
+		.cq = cq, .mem = &e->mem, .buf_len = e->buf_len, .nwr = nwr,
+	};
 	bool started = false;
 	pthread_t tid;
 

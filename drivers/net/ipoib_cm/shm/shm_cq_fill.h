@@ -12,10 +12,10 @@
 /*
  * Completions filled in place (an RC send, a UD delivery, a receive
  * queue's flush): n positions of a CQ of another (or this) process
- * reserved at once, each entry filled, then published by storing its seq last
- * (the release pairs with the acquire load in shm_cq_poll()). Senders do
- * this concurrently; the CQ is sized so that it never holds more
- * completions than receive WRs that may complete on it.
+ * reserved at once, each entry filled, then published by storing its
+ * seq last (the release pairs with the acquire load in shm_cq_poll()).
+ * Senders do this concurrently; the CQ is sized so that it never holds
+ * more completions than receive WRs that may complete on it.
  */
 static inline uint64_t
 shm_cq_reserve(struct shm_cq_ring *c, uint32_t n)

@@ -104,7 +104,8 @@ shm_cq_destroy(struct shm_cq *cq)
 
 /*
  * A producer reserved position h and never published it: it died between
- * the two (shm_cq_fill.h). After SHM_STALL_NS the position is skipped and counted.
+ * the two (shm_cq_fill.h). After SHM_STALL_NS the position is skipped
+ * and counted.
  */
 static bool
 shm_cq_stalled(struct shm_cq *cq)
