@@ -4,16 +4,16 @@
  * A receive queue moved to error while its owner's lcore posts to it, as
  * a connection torn down by the control thread while the datapath refills
  * its ring: every WR posted, before or after the flush, completes exactly
- * once with a flush error. The post and the flush are a Dekker pair
- * (shm_queue.c): only the flush that sets the queue's flag fences the
- * process (membarrier()); the later ones, the poster's own when it sees
- * the flag and the QP's destroy, do not. A WR neither side saw would
- * never complete and this test would wait for it until its deadline.
- * Reliably it catches a WR that no flush takes (the poster's own flush
- * left out: half of them lost); a missing fence it can only catch when
- * the store buffer's window is hit, which on x86 it seldom is.
- * Queues of one WR post sequentially consistent and flush without
- * membarrier(): the same check runs on one.
+ * once with a flush error. Neither the post nor the flush fences
+ * (shm_queue.c): a post racing with the move is completed by
+ * shm_qp_flush_settle(), which the main thread calls once the poster has
+ * acknowledged the move (the grace period a driver waits for); posts
+ * after that see the queue's flag and flush themselves. A WR nobody
+ * flushed would never complete and this test would wait for it until its
+ * deadline. Reliably it catches a WR that no flush takes (the poster's own
+ * flush left out: posts after the settle lost); a post the settle must
+ * take it can only make when the store buffer's window is hit, which on
+ * x86 it seldom is. Queues of one WR (an active RC QP's) run it too.
  */
 
 #include <pthread.h>
@@ -32,6 +32,8 @@ struct fl_poster {
 	uint32_t buf_len;	/* of each buffer in mem */
 	uint32_t nwr;
 	uint32_t posted;	/* read by the main thread while it runs */
+	uint32_t moved;		/* main: the QP is in error */
+	uint32_t acked;		/* poster: it has seen moved (a grace period) */
 	uint32_t completed;
 	uint32_t bad;		/* completions not a flush of an owed WR */
 	uint8_t owed[FL_NWR];	/* 1: posted, not completed */
@@ -54,6 +56,9 @@ fl_poster_main(void *arg)
 	uint16_t n;
 
 	while (test_now_ms() < deadline) {
+		/* a quiescent state, as a burst's end reports one */
+		if (__atomic_load_n(&p->moved, __ATOMIC_ACQUIRE))
+			__atomic_store_n(&p->acked, 1, __ATOMIC_RELEASE);
 		for (i = 0; p->completed < 2 * p->nwr && i < p->nwr; i++) {
 			if (p->owed[i] ||
 			    post_buf(shm_qp_rq(p->qp), p->mem, p->buf_len,
@@ -81,6 +86,8 @@ fl_poster_main(void *arg)
 		if (n == 0)	/* the main thread may share this core */
 			sched_yield();
 	}
+	/* it posts no more: the main thread's settle need not wait */
+	__atomic_store_n(&p->acked, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -110,6 +117,10 @@ fl_round(struct ep *e, struct shm_cq *cq, uint32_t nwr, uint32_t spin,
 	for (d = 0; d < delay; d++)
 		;
 	CHECK(shm_qp_modify(p.qp, SHM_QPS_ERR) == 0);
+	__atomic_store_n(&p.moved, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&p.acked, __ATOMIC_ACQUIRE))
+		sched_yield();
+	shm_qp_flush_settle(p.qp);
 	CHECK(pthread_join(tid, NULL) == 0);
 	started = false;
 	CHECK_EQ(p.bad, 0);
@@ -144,7 +155,7 @@ test_rq_flush_race(void)
 	for (r = 0; r < FL_ROUNDS; r++)
 		CHECK(fl_round(&e, cq, FL_NWR, 1 + r % FL_NWR,
 			       r * 37 % 1000) == 0, "round %u", r);
-	/* a queue of one WR: sequentially consistent, no membarrier() */
+	/* a queue of one WR, as an active RC QP's */
 	for (r = 0; r < FL_ROUNDS; r++)
 		CHECK(fl_round(&e, cq, 1, 1, r * 37 % 1000) == 0,
 		      "one-WR round %u", r);

@@ -286,9 +286,16 @@ ipoib_conn_try_destroy(struct ipoib_priv *priv, struct ipoib_conn *c)
 			  " ms: is its rx queue polled?", c->index,
 			  (uint64_t)(IPOIB_DRAIN_TIMEOUT_NS / IPOIB_NS_PER_MS));
 	}
-	if (__atomic_load_n(&c->ring.outstanding, __ATOMIC_ACQUIRE) != 0)
-		return false;
 	if (!ipoib_grace_passed(priv, c->token))
+		return false;
+	/*
+	 * Every burst that could post to the QP unaware of its move to
+	 * error (the token was taken after it) has left: what such a post
+	 * left is flushed now, and the ring drains.
+	 */
+	if (c->qp != NULL)
+		priv->ops->qp_flush_settle(c->qp);
+	if (__atomic_load_n(&c->ring.outstanding, __ATOMIC_ACQUIRE) != 0)
 		return false;
 	if (c->qp != NULL && priv->ops->qp_destroy(c->qp) == -EBUSY)
 		return false;

@@ -257,8 +257,20 @@ struct ipoib_hca_ops {
 	/* Flushes what is posted (completions with WR_FLUSH_ERR) first. */
 	int (*qp_destroy)(struct ipoib_hca_qp *qp);
 	uint32_t (*qp_num)(const struct ipoib_hca_qp *qp);
-	/* UD: INIT -> RTS. RC moves with the CM calls. ERR from any. */
+	/*
+	 * UD: INIT -> RTS. RC moves with the CM calls. ERR from any: every
+	 * posted receive completes flushed, but that one posted by a thread
+	 * racing with the move may wait for qp_flush_settle().
+	 */
 	int (*qp_modify)(struct ipoib_hca_qp *qp, enum ipoib_qp_state state);
+	/*
+	 * After qp_modify(ERR), once every thread that posts to qp's receive
+	 * queue has passed a point ordered after the move (a grace period of
+	 * the port's RCU, or the queues taken over at stop): what a post
+	 * racing with the move left completes flushed too. The shm fabric
+	 * flushes without a fence (shm_queue.c); an HCA needs nothing here.
+	 */
+	void (*qp_flush_settle)(struct ipoib_hca_qp *qp);
 	uint16_t (*post_recv)(struct ipoib_hca_qp *qp,
 			      const struct ipoib_recv_wr *wr, uint16_t n);
 	/* Datapath: send n WRs; takes ownership of the mbufs it accepts. */

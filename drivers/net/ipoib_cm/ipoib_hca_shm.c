@@ -256,6 +256,12 @@ ipoib_shm_qp_modify(struct ipoib_hca_qp *qp, enum ipoib_qp_state state)
 	return shm_qp_modify(TO_SHM(qp, qp), map[state]);
 }
 
+static void
+ipoib_shm_qp_flush_settle(struct ipoib_hca_qp *qp)
+{
+	shm_qp_flush_settle(TO_SHM(qp, qp));
+}
+
 static uint16_t
 ipoib_shm_post_recv(struct ipoib_hca_qp *qp, const struct ipoib_recv_wr *wr,
 		    uint16_t n)
@@ -676,6 +682,7 @@ const struct ipoib_hca_ops ipoib_hca_shm_ops = {
 	.qp_destroy = ipoib_shm_qp_destroy,
 	.qp_num = ipoib_shm_qp_num,
 	.qp_modify = ipoib_shm_qp_modify,
+	.qp_flush_settle = ipoib_shm_qp_flush_settle,
 	.post_recv = ipoib_shm_post_recv,
 	.post_send = ipoib_shm_post_send,
 	.ud_rss_set = ipoib_shm_ud_rss_set,

@@ -169,6 +169,8 @@ ipoib_ud_release(struct ipoib_priv *priv, struct ipoib_hca_qp **qp,
 		uint32_t qpn = ops->qp_num(*qp);
 
 		ops->qp_modify(*qp, IPOIB_QPS_ERR);
+		/* the port is stopping: no burst posts to it any more */
+		ops->qp_flush_settle(*qp);
 		ipoib_rx_ring_drain(priv, ud->cq, &ud->ring, IPOIB_WR_UD);
 		if (ops->qp_destroy(*qp) < 0)
 			IPOIB_LOG(ERR, "UD QP 0x%06x not destroyed", qpn);

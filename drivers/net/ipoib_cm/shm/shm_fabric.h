@@ -212,8 +212,17 @@ uint32_t shm_qp_num(const struct shm_qp *qp);
 bool shm_qp_is_ud(const struct shm_qp *qp);
 struct shm_rq *shm_qp_rq(struct shm_qp *qp);
 enum shm_qp_state shm_qp_state(const struct shm_qp *qp);
-/* INIT -> RTS for UD; any -> ERR (posted receives complete flushed). */
+/*
+ * INIT -> RTS for UD; any -> ERR: posted receives complete flushed, but
+ * for a post racing with the move, which shm_qp_flush_settle() completes.
+ */
 int shm_qp_modify(struct shm_qp *qp, enum shm_qp_state state);
+/*
+ * qp in error, and every thread that posts to its receive queue has since
+ * passed a point ordered after the move (a grace period, shm_queue.c):
+ * flush what a post racing with the move left. No-op otherwise.
+ */
+void shm_qp_flush_settle(struct shm_qp *qp);
 /*
  * UD qp: spread what arrives for it by flow over the receive queues (and
  * CQs) of the n UD QPs rqs, itself among them, as an HCA spreads over

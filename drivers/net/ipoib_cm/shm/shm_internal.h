@@ -525,7 +525,6 @@ struct shm_rq {
 	uint32_t qpn;		/* own RQ: its QP, for flush completions */
 	uint32_t qp_context;
 	uint32_t users;		/* SRQ: QPs attached */
-	bool asym;		/* posts fenced by membarrier() (shm_queue.c) */
 };
 
 struct shm_qp {

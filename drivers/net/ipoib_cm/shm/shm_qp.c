@@ -396,6 +396,13 @@ shm_qp_modify(struct shm_qp *qp, enum shm_qp_state state)
 	}
 }
 
+void
+shm_qp_flush_settle(struct shm_qp *qp)
+{
+	if (qp->own_rq && shm_load_relaxed(&qp->rq->ring->flushed))
+		shm_rq_flush(qp->rq);
+}
+
 /*
  * An RC peer that vanished (its slot reused), went to error, or is now
  * connected to another QP. A peer still in INIT (the REP is on its way) or

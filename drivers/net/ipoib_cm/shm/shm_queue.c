@@ -2,62 +2,38 @@
  * Copyright(c) 2026 The net_ipoibcm authors
  *
  * Queues of the shm fabric: completion queues and receive queues (own
- * and shared). This is the datapath: no locks, and no system calls but
- * a flush's membarrier() (below). Who may run each function concurrently
- * is stated with it.
- */
+ * and shared). This is the datapath: no locks and no system calls. Who
+ * may run each function concurrently is stated with it. */
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#include <linux/membarrier.h>
 
 #include "shm_cq_fill.h"
 #include "shm_internal.h"
 #include "shm_log.h"
 
 /*
- * A receive queue's post and its flush are a Dekker pair: the poster
- * stores prod then loads flushed, the flusher stores flushed then loads
- * prod (shm_rq_claim()); either the post sees the flush begun, or the
- * flush sees what was posted, else a WR posted to a queue in error would
- * never complete. Both are threads of the queue's owner (an lcore posts,
- * its control side flushes, or the poster itself once it sees flushed).
- * The poster, at every post, makes a release store and a plain load; the
- * flusher, rarely, makes membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)
- * between its store and its load: every thread of the process running
- * then goes through a full fence, so the poster's store is visible
- * before the flusher loads, or the poster's load comes after the
- * flusher's store. A sequentially consistent store of prod (an xchg on
- * x86) waited for every descriptor the post wrote: the receiver's profile
- * at 64 B had 59 % of its time in shm_rq_post(), 19 % once the store
- * was a release. Without membarrier() (an old kernel, a seccomp filter)
- * both sides are sequentially consistent.
+ * A receive queue's post and its flush: the poster stores prod (a
+ * release) and then loads flushed, the flusher stores flushed and then
+ * claims what prod shows (shm_rq_claim()). Neither fences between its
+ * store and its load, so a post racing with the move to error can be
+ * seen by neither: its prod still in the poster's store buffer when the
+ * flush loads it, flushed not yet visible to the poster. The owner of
+ * the queue closes that window with shm_qp_flush_settle() once every
+ * thread that posts to the queue has passed a point ordered after the
+ * move (a grace period of its RCU, which the driver waits for before it
+ * frees a connection anyway): a post before that point is visible to the
+ * settle's claim, one after it sees flushed and flushes itself. A fence
+ * on the poster's side (a sequentially consistent store of prod, an xchg
+ * on x86) waited for every descriptor the post wrote: the receiver's
+ * profile at 64 B had 59 % of its time in shm_rq_post(), 19 % once the
+ * store was a release. One on the flusher's side
+ * (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)) cost about 20 us on a
+ * 2-core VM while another thread ran, once per connection's teardown
+ * (ipoib_cm_perf.rst, "A teardown's fences").
  */
-static pthread_once_t shm_asym_once = PTHREAD_ONCE_INIT;
-static bool shm_asym;	/* membarrier() registered for this process */
-
-static void
-shm_asym_init(void)
-{
-	shm_asym = syscall(__NR_membarrier,
-			   MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
-}
-
-/* The flusher's fence, after its store of flushed and before its loads. */
-static void
-shm_asym_fence_slow(const struct shm_rq *rq)
-{
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (rq->asym &&
-	    syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0,
-		    0) != 0)
-		SHM_LOG(ERR, "membarrier: %s", strerror(errno));
-}
 
 /* ---- completion queues --------------------------------------------------- */
 
@@ -417,14 +393,6 @@ shm_rq_create(struct shm_port *p, uint32_t max_wr, uint32_t max_sge,
 	rq = calloc(1, sizeof(*rq));
 	if (rq == NULL)
 		return NULL;
-	pthread_once(&shm_asym_once, shm_asym_init);
-	/*
-	 * A queue of one WR (an active RC QP's, which receives nothing) is
-	 * not posted to on a datapath: a sequentially consistent post costs
-	 * nothing there, and its flush then needs no membarrier(), which a
-	 * teardown by an application's API call would otherwise make.
-	 */
-	rq->asym = shm_asym && max_wr > 1;
 	rq->wr_id = calloc(max_wr, sizeof(*rq->wr_id));
 	rq->one_off = calloc(max_wr, sizeof(*rq->one_off));
 	rq->free_slots = calloc(max_wr, sizeof(*rq->free_slots));
@@ -516,16 +484,9 @@ shm_rq_claim(struct shm_rq_ring *r, uint32_t want, struct shm_rq_ent *ents,
 }
 
 /*
- * Complete every posted, unclaimed WR of rq with a flush error.
- *
- * Only the flush that sets flushed makes the fence: once it has, every
- * post either was seen by that flush's claims or sees flushed itself and
- * flushes again (top of this file). A later flush (the QP's destroy after
- * its move to error, the poster after it saw flushed) claims what is
- * there without it: what it cannot see yet, the first flush or the
- * poster completes. membarrier() costs about 20 us on a 2-core VM while
- * another thread of the process runs (an IPI), and a connection's
- * teardown flushed twice (ipoib_cm_perf.rst, "Connection setups").
+ * Complete every posted, unclaimed WR of rq with a flush error: the move
+ * to error, the QP's destroy, the poster once it saw flushed, and
+ * shm_qp_flush_settle() (top of this file), any of them concurrently.
  */
 void
 shm_rq_flush(struct shm_rq *rq)
@@ -538,9 +499,7 @@ shm_rq_flush(struct shm_rq *rq)
 	uint64_t pos;
 	bool descs;
 
-	/* the flusher's side of the pair (top of this file) */
-	if (__atomic_exchange_n(&rq->ring->flushed, 1, __ATOMIC_SEQ_CST) == 0)
-		shm_asym_fence_slow(rq);
+	shm_store(&rq->ring->flushed, 1);
 	shm_cqe_tmpl(&tmpl, rq->id, rq->qpn, 0, rq->qp_context, 0, 0);
 	tmpl.status = IPOIB_WC_WR_FLUSH_ERR;
 	while ((k = shm_rq_claim(rq->ring, SHM_BURST, ents, &descs)) != 0) {
@@ -571,7 +530,6 @@ shm_rq_post(struct shm_rq *rq, const struct ipoib_recv_wr *wr, uint16_t n)
 	uint32_t nr_free = rq->nr_free, max_sge = r->max_sge, mask = r->mask;
 	uint64_t *ids = rq->wr_id, *one_off = rq->one_off;
 	struct shm_rq_ent *ring = r->ring;
-	uint32_t flushed;
 	uint16_t i, j;
 
 	/*
@@ -636,19 +594,10 @@ posted:
 	}
 	rq->nr_free = nr_free;
 	rq->outstanding += i;
-	/*
-	 * Pairs with the acquire load of prod in shm_rq_claim(); the
-	 * poster's side of the pair with shm_rq_flush() (top of this file).
-	 */
-	if (likely(rq->asym)) {
-		__atomic_store_n(&r->prod, prod + i, __ATOMIC_RELEASE);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		flushed = __atomic_load_n(&r->flushed, __ATOMIC_RELAXED);
-	} else {
-		__atomic_store_n(&r->prod, prod + i, __ATOMIC_SEQ_CST);
-		flushed = __atomic_load_n(&r->flushed, __ATOMIC_SEQ_CST);
-	}
-	if (flushed)
+	/* pairs with the acquire load of prod in shm_rq_claim() */
+	__atomic_store_n(&r->prod, prod + i, __ATOMIC_RELEASE);
+	/* the poster's side of the flush (top of this file) */
+	if (unlikely(shm_load_relaxed(&r->flushed)))
 		shm_rq_flush(rq);
 	return i;
 }

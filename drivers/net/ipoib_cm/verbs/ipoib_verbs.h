@@ -301,6 +301,7 @@ struct ipoib_hca_qp *ipoib_verbs_qp_create(struct ipoib_hca *hca,
 int ipoib_verbs_qp_destroy(struct ipoib_hca_qp *qp);
 uint32_t ipoib_verbs_qp_num(const struct ipoib_hca_qp *qp);
 int ipoib_verbs_qp_modify(struct ipoib_hca_qp *qp, enum ipoib_qp_state state);
+void ipoib_verbs_qp_flush_settle(struct ipoib_hca_qp *qp);
 /* The attributes of attr's handle; may ask a path record (IB, no DLID). */
 int ipoib_verbs_ah_attr(struct ipoib_hca *hca,
 			const struct ipoib_ah_attr *attr,

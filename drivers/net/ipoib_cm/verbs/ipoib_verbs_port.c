@@ -466,6 +466,7 @@ const struct ipoib_hca_ops ipoib_hca_verbs_ops = {
 	.qp_destroy = ipoib_verbs_qp_destroy,
 	.qp_num = ipoib_verbs_qp_num,
 	.qp_modify = ipoib_verbs_qp_modify,
+	.qp_flush_settle = ipoib_verbs_qp_flush_settle,
 	.post_recv = ipoib_verbs_post_recv,
 	.post_send = ipoib_verbs_post_send,
 	.ah_create = ipoib_verbs_ah_create,

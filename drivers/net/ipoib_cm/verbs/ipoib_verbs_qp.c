@@ -351,6 +351,13 @@ ipoib_verbs_qp_modify(struct ipoib_hca_qp *qp, enum ipoib_qp_state state)
 	}
 }
 
+/* The HCA completes a post racing with the move to error itself. */
+void
+ipoib_verbs_qp_flush_settle(struct ipoib_hca_qp *qp)
+{
+	RTE_SET_USED(qp);
+}
+
 /* ---- address handles ----------------------------------------------------- */
 
 /*
