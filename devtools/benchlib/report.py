@@ -5,7 +5,7 @@ issue 15 beside the measured figures.
 The input is what devtools/bench.py gathered, every figure per round:
   rates[cfg][size]     [{"mpps", "gbps", "bytes"} or None per round]
   memcpy               [{pattern: Gbit/s} or None per round]
-  setups               [{(srq, peers): setups/s} or None per round]
+  setups               [{(srq, peers, layout): setups/s} or None per round]
   mq[cfg][queues]      [{"mpps", "rxq", "txq"} or None per round]
   latency[cfg][size]   [{"median_us", "p99_us", ...} or None per round]
   autotest[cfg]        [{"cycles"} or {"unavailable"} per round]
@@ -259,10 +259,11 @@ def targets(res):
     if res["rates"]:
         rate_targets(res, add)
     if res["setups"]:
-        med, bst, _ = setups_stats(res, setups.TARGET)
-        for what, v in (("median", med), ("best", bst)):
-            add("%s, setups per second, %s of rounds" %
-                (setups.name(setups.TARGET), what), v, 10000, spec="%.0f")
+        for key in setups.TARGETS:
+            med, bst, _ = setups_stats(res, key)
+            for what, v in (("median", med), ("best", bst)):
+                add("%s, setups per second, %s of rounds" %
+                    (setups.name(key), what), v, 10000, spec="%.0f")
     if res["icount"]:
         for cfg in configs.IPOIB:
             for size in configs.SMALL:
@@ -308,7 +309,8 @@ def render(res, meta):
     if res["setups"]:
         lines += ["Connection setups (dpdk-test-ipoibcm perf_connect, one "
                   "process; each round's figure is the median of five "
-                  "1-second windows):", ""] + setups_rows(res)
+                  "1-second windows; the layouts: ``devtools/benchlib/"
+                  "setups.py``):", ""] + setups_rows(res)
     if res["icount"]:
         lines += ["Instructions per packet inside the bursts (callgrind, "
                   "%s; one process, bursts of 32):" % meta["valgrind"], ""]
