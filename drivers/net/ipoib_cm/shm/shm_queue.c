@@ -3,7 +3,8 @@
  *
  * Queues of the shm fabric: completion queues and receive queues (own
  * and shared). This is the datapath: no locks and no system calls. Who
- * may run each function concurrently is stated with it. */
+ * may run each function concurrently is stated with it.
+ */
 
 #include <errno.h>
 #include <pthread.h>
