@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <rte_lcore.h>
 
@@ -101,11 +102,31 @@ ipoib_ctrl_round(struct ipoib_priv *priv)
 	return work;
 }
 
+/*
+ * ctrl_nice: on a core an lcore polls (EAL puts control threads on the
+ * main lcore's when every core is an lcore) each CM step waits for the
+ * scheduler to let this thread in, up to a slice (about 1.4 ms here) a
+ * time; a lower nice weighs it more, as the kernel's own CM work runs
+ * ahead of user space (ipoib_cm_perf.rst). Linux's setpriority() with
+ * PRIO_PROCESS and 0 sets the calling thread's.
+ */
+static void
+ipoib_ctrl_nice(const struct ipoib_priv *priv)
+{
+	const struct ipoib_nice *n = &priv->cfg.ctrl_nice;
+
+	if (n->set && setpriority(PRIO_PROCESS, 0, n->value) != 0)
+		IPOIB_LOG(ERR, "%s=%d not applied to the control thread: %s",
+			  IPOIB_ARG_CTRL_NICE, n->value, strerror(errno));
+}
+
 static uint32_t
 ipoib_ctrl_main(void *arg)
 {
 	struct ipoib_priv *priv = arg;
 	uint64_t idle_ns = IPOIB_CTRL_IDLE_NS;
+
+	ipoib_ctrl_nice(priv);
 
 	while (!__atomic_load_n(&priv->ctrl_stop, __ATOMIC_ACQUIRE)) {
 		bool work;

@@ -178,6 +178,26 @@ arg_pkey(const char *value, void *field)
 	return 0;
 }
 
+/* A nice value, -20..19; the whole string must be the number. */
+static int
+arg_nice(const char *value, void *field)
+{
+	struct ipoib_nice *n = field;
+	long v;
+	char *end;
+
+	if (*value == '\0')
+		return -EINVAL;
+	errno = 0;
+	v = strtol(value, &end, 10);
+	if (errno != 0 || *end != '\0' || v < IPOIB_NICE_MIN ||
+	    v > IPOIB_NICE_MAX)
+		return -EINVAL;
+	n->set = true;
+	n->value = (int8_t)v;
+	return 0;
+}
+
 static const struct ipoib_arg ipoib_args[] = {
 	IPOIB_ARG_WORD(IPOIB_ARG_TRANSPORT, transport, ipoib_transport_words),
 	IPOIB_ARG_WORD(IPOIB_ARG_SRQ, srq, ipoib_srq_words),
@@ -198,6 +218,8 @@ static const struct ipoib_arg ipoib_args[] = {
 		       retry_max, 1, IPOIB_RETRY_LIMIT),
 	IPOIB_ARG_UINT(IPOIB_ARG_PATH_TIMEOUT, "1-600000 milliseconds",
 		       path_timeout, 1, IPOIB_PATH_TIMEOUT_MAX),
+	IPOIB_ARG_PARSE(IPOIB_ARG_CTRL_NICE, "-20 to 19 (a nice value)",
+			ctrl_nice, arg_nice),
 };
 
 /* Parse value into the field arg names; -EINVAL if it is refused. */

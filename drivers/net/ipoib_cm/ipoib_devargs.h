@@ -29,6 +29,7 @@
 #define IPOIB_ARG_RETRY_MIN	"retry_min"
 #define IPOIB_ARG_RETRY_MAX	"retry_max"
 #define IPOIB_ARG_PATH_TIMEOUT	"path_timeout"
+#define IPOIB_ARG_CTRL_NICE	"ctrl_nice"
 #define IPOIB_ARG_SHM_MAX_QP	"shm_max_qp"
 #define IPOIB_ARG_SHM_MAX_SRQ_WR "shm_max_srq_wr"
 #define IPOIB_ARG_SHM_MAX_CQE	"shm_max_cqe"
@@ -41,6 +42,8 @@
 #define IPOIB_ARG_FAULT_SA_DROP	"fault_sa_drop"
 
 #define IPOIB_FABRIC_NAME_MAX	31
+#define IPOIB_NICE_MIN		(-20)	/* setpriority(2)'s range */
+#define IPOIB_NICE_MAX		19
 #define IPOIB_DEV_NAME_MAX	63
 
 enum ipoib_transport_kind {
@@ -86,6 +89,12 @@ struct ipoib_verbs_config {
 	uint8_t gid_index;
 };
 
+/* A thread's nice value, if one was asked for (ipoib_ctrl.c). */
+struct ipoib_nice {
+	bool set;
+	int8_t value;			/* IPOIB_NICE_MIN..IPOIB_NICE_MAX */
+};
+
 /*
  * The port's configuration: defaults, then devargs, then checks. The
  * keys of a transport are its own (struct ipoib_hca_ops.args).
@@ -100,6 +109,7 @@ struct ipoib_config {
 	uint32_t retry_min;		/* milliseconds */
 	uint32_t retry_max;		/* milliseconds */
 	uint32_t path_timeout;		/* milliseconds: a path query's */
+	struct ipoib_nice ctrl_nice;	/* the control thread's */
 	struct ipoib_shm_config shm;
 	struct ipoib_verbs_config verbs;
 };
@@ -156,6 +166,7 @@ int ipoib_parse_name(const char *value, char *out, size_t max, bool dots);
 	IPOIB_ARG_RETRY_MIN "=<ms> " \
 	IPOIB_ARG_RETRY_MAX "=<ms> " \
 	IPOIB_ARG_PATH_TIMEOUT "=<ms> " \
+	IPOIB_ARG_CTRL_NICE "=<-20..19> " \
 	IPOIB_ARG_SHM_MAX_QP "=<n> " \
 	IPOIB_ARG_SHM_MAX_SRQ_WR "=<n> " \
 	IPOIB_ARG_SHM_MAX_CQE "=<n> " \
