@@ -5,7 +5,9 @@
  * time (A connects to B, disconnects, again: the latency of REQ, REP and
  * RTU through two control threads) and sixteen at once (A connects to 16
  * peers, disconnects them all, again). A figure, not a check: it passes
- * whenever each round makes exactly one connection per peer.
+ * whenever each round makes exactly one connection per peer. Devargs in
+ * IPOIBCM_PERF_CONN_DEVARGS are added to every port's (the bench's
+ * layouts, devtools/benchlib/setups.py).
  */
 
 #include <stdio.h>
@@ -60,11 +62,13 @@ perf_conn_run(const char *srq, unsigned int np)
 {
 	double rate[PERF_CONN_WINDOWS];
 	uint64_t rounds = 0, reuses = 0, t0, ms;
+	const char *extra = getenv("IPOIBCM_PERF_CONN_DEVARGS");
 	struct test_net net;
-	char args[32];
+	char args[128];
 	unsigned int w;
 
-	snprintf(args, sizeof(args), "srq=%s", srq);
+	snprintf(args, sizeof(args), "srq=%s%s%s", srq,
+		 extra != NULL ? "," : "", extra != NULL ? extra : "");
 	TEST_RUN(test_net_open(&net, "t_perf_conn", args, args, np));
 	TEST_RUN(perf_conn_round(&net, 0));	/* warm-up */
 	rounds++;
