@@ -106,9 +106,8 @@ ipoib_ctrl_round(struct ipoib_priv *priv)
  * ctrl_nice: on a core an lcore polls (EAL puts control threads on the
  * main lcore's when every core is an lcore) each CM step waits for the
  * scheduler to let this thread in, up to a slice (about 1.4 ms here) a
- * time; a lower nice weighs it more, as the kernel's own CM work runs
- * ahead of user space (ipoib_cm_perf.rst). Linux's setpriority() with
- * PRIO_PROCESS and 0 sets the calling thread's.
+ * time; a lower nice weighs it more (ipoib_cm_perf.rst). Linux's
+ * setpriority() with PRIO_PROCESS and 0 sets the calling thread's.
  */
 static void
 ipoib_ctrl_nice(const struct ipoib_priv *priv)
