@@ -419,6 +419,49 @@ post_one(struct shm_rq *rq, uint64_t addr, uint32_t len, uint32_t lkey)
 	return shm_rq_post(rq, &wr, 1);
 }
 
+/*
+ * WRs of several SGEs (a descriptor each), and of none or more than the
+ * queue's 4: the posted ones taken in order, the first refused one ends
+ * the post. foreign: an address outside the arena.
+ */
+static int
+post_sges(struct shm_rq *rq, const struct shm_mem *m, uint32_t lkey,
+	  uint64_t foreign)
+{
+	uint64_t base = (uintptr_t)m->addr + 4096;
+	struct ipoib_recv_wr wr[3];
+	uint32_t before = shm_rq_posted(rq);
+	uint16_t i;
+
+	memset(wr, 0, sizeof(wr));
+	for (i = 0; i < 3; i++) {
+		wr[i].wr_id = 100 + i;
+		wr[i].num_sge = 2;
+		wr[i].sg_list[0] = (struct ipoib_sge){ base + i * 512, 256, lkey };
+		wr[i].sg_list[1] = (struct ipoib_sge){ base + i * 512 + 256, 256,
+						       lkey };
+	}
+	/* the second's second SGE is not ours: one taken of three */
+	wr[1].sg_list[1].addr = foreign;
+	CHECK_EQ(shm_rq_post(rq, wr, 3), 1);
+	CHECK_EQ(shm_rq_posted(rq), before + 1);
+	wr[1].sg_list[1].addr = base + 512 + 256;
+	/* no SGE; then more than max_recv_sge */
+	wr[1].num_sge = 0;
+	CHECK_EQ(shm_rq_post(rq, &wr[1], 2), 0);
+	for (i = 0; i < 5; i++)	/* all ours, but one too many */
+		wr[1].sg_list[i] = (struct ipoib_sge){ base + 2048 + i * 64, 64,
+						       lkey };
+	wr[1].num_sge = 5;
+	CHECK_EQ(shm_rq_post(rq, &wr[1], 2), 0);
+	wr[1].num_sge = 2;
+	CHECK_EQ(shm_rq_post(rq, &wr[1], 2), 2);
+	CHECK_EQ(shm_rq_posted(rq), before + 3);
+	return 0;
+out:
+	return -1;
+}
+
 static int
 mem_run(struct ep *e)
 {
@@ -445,6 +488,7 @@ mem_run(struct ep *e)
 		 0);
 	CHECK_EQ(post_one(shm_qp_rq(e->qp), end - 128, 1 << 24, lkey), 0);
 	CHECK_EQ(post_one(shm_qp_rq(e->qp), (uintptr_t)b.addr, 256, lkey), 1);
+	CHECK(post_sges(shm_qp_rq(e->qp), &b, lkey, (uintptr_t)heap) == 0);
 out:
 	if (b.addr != NULL)
 		shm_mem_free(e->f, &b);

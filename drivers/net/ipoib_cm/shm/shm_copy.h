@@ -166,6 +166,19 @@ shm_dst_map(struct shm_fabric *f, uint32_t proc, uint64_t off,
 }
 
 /*
+ * Where off lies in process proc's memory: in c's segment, the last one
+ * looked up (its base known not NULL: no test then), else looked up.
+ */
+static inline uint8_t *
+shm_dst_at(struct shm_fabric *f, uint32_t proc, uint64_t off,
+	   struct shm_dst_seg *c)
+{
+	if (likely(off >> SHM_SEG_SHIFT == c->seg))
+		return c->base + (off & SHM_SEG_OFF_MASK);
+	return shm_dst_map(f, proc, off, c);
+}
+
+/*
  * Scatter the message of len bytes (after skip bytes of the buffer) into
  * a WR posted by process proc: the copy the "DMA" makes. The common
  * message, one piece (one: wr->iovcnt == 1, its data at src) within the
@@ -178,12 +191,9 @@ static inline void
 shm_copy_one(struct shm_fabric *f, uint32_t proc, uint64_t off, uint32_t skip,
 	     const void *src, uint32_t len, bool stream, struct shm_dst_seg *c)
 {
-	uint8_t *dst;
+	uint8_t *dst = shm_dst_at(f, proc, off, c);
 
-	/* the last segment's base is known not NULL: no test then */
-	if (likely(off >> SHM_SEG_SHIFT == c->seg))
-		dst = c->base + (off & SHM_SEG_OFF_MASK);
-	else if ((dst = shm_dst_map(f, proc, off, c)) == NULL)
+	if (dst == NULL)
 		return;
 	shm_tsan_buf_take(dst);
 	shm_copy_piece(dst + skip, src, len, stream);

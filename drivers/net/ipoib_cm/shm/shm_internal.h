@@ -517,9 +517,14 @@ struct shm_rq {
 	/* by slot, the poster's: the WR's id, and its one SGE's offset */
 	uint64_t *wr_id;
 	uint64_t *one_off;	/* SHM_RQ_ENT_DESC: several, in the descriptor */
-	uint32_t *free_slots;	/* stack of free slot ids */
+	/*
+	 * Stack of free slot ids: a slot is taken when a WR is posted and
+	 * given back when its completion is polled, so max_wr - nr_free are
+	 * posted and not yet polled (shm_rq_posted()).
+	 */
+	uint32_t *free_slots;
 	uint32_t nr_free;
-	uint32_t outstanding;	/* posted and not yet completed */
+	uint32_t max_wr;	/* the poster's copy: the ring's is shared */
 	struct shm_cq *cq;	/* SRQ: the CQ it was first attached to */
 	size_t size;		/* arena bytes */
 	uint32_t qpn;		/* own RQ: its QP, for flush completions */
@@ -585,7 +590,7 @@ void *shm_arena_map(struct shm_fabric *f, uint32_t proc, uint64_t off);
 struct shm_seg_view {
 	uint32_t lkey;
 	uintptr_t base;
-	uintptr_t end;
+	uint64_t size;
 };
 
 /*
@@ -603,11 +608,13 @@ shm_arena_own_in(const struct shm_fabric *f, uint32_t nr_segs,
 			return false;
 		v->lkey = lkey;
 		v->base = (uintptr_t)f->segs[lkey].base;
-		v->end = v->base + f->segs[lkey].size;
+		v->size = f->segs[lkey].size;
 	}
-	if (addr < v->base || addr + len > v->end)
+	/* below base, the difference wraps to more than size */
+	addr -= v->base;
+	if (addr > v->size || len > v->size - addr)
 		return false;
-	*off = SHM_OFF(lkey, addr - v->base);
+	*off = SHM_OFF(lkey, addr);
 	return true;
 }
 

@@ -220,7 +220,7 @@ shm_qp_destroy(struct shm_qp *qp)
 
 	if (qp->own_rq) {
 		shm_rq_flush(qp->rq);
-		if (qp->rq->outstanding != 0 &&
+		if (shm_rq_posted(qp->rq) != 0 &&
 		    (shm_cq_pending(qp->cq, qp->rq->id) != 0 ||
 		     !shm_rq_claims_lost(qp)))
 			return -EBUSY;

@@ -187,7 +187,12 @@ shm_cq_capture(struct shm_port *p, struct shm_rq *rq, uint32_t slot,
 	shm_capture_rx(p, wc, d->sge, d->num_sge);
 }
 
-/* One consumer: the lcore that owns the CQ. */
+/*
+ * One consumer: the lcore that owns the CQ. The free-slot stack of the
+ * queue being polled lives in locals while its completions follow each
+ * other (the wc stores could alias it in memory) and goes back when the
+ * queue changes and at the end.
+ */
 uint16_t
 shm_cq_poll(struct shm_cq *cq, struct ipoib_wc *wc, uint16_t n)
 {
@@ -196,52 +201,69 @@ shm_cq_poll(struct shm_cq *cq, struct ipoib_wc *wc, uint16_t n)
 	/* a capture started meanwhile sees the next poll's */
 	bool cap = cq->port->cap != NULL;
 	uint64_t h = cq->head;
-	uint32_t rq_id = SHM_ANY_RQ;	/* no queue's */
+	/* rq's id; wider: no entry's id, not even SHM_ANY_RQ, is no queue's */
+	uint64_t rq_id = UINT64_MAX;
 	struct shm_rq *rq = NULL;
+	uint32_t *free_slots = NULL;
+	const uint64_t *ids = NULL;
+	uint32_t nr_free = 0;
 	uint16_t i;
 
-	for (i = 0; i < n; i++) {
+	i = 0;
+	while (i < n) {
 		struct shm_cqe *e = &c->cqe[h & c->mask];
+		uint32_t slot;
 
 		if (shm_load(&e->seq) != (uint32_t)(h + 1)) {
 			if (i == 0 && shm_cq_stalled(cq)) {
 				h++;
-				i--;	/* the for loop's i++ undoes it */
 				continue;
 			}
 			break;
 		}
 		/* the queue of the one before, mostly (one SRQ, one QP's) */
 		if (unlikely(e->rq_id != rq_id)) {
+			if (rq != NULL)
+				rq->nr_free = nr_free;
+			rq = shm_rq_find(f, e->rq_id);
+			if (unlikely(rq == NULL)) {
+				/*
+				 * Its queue is gone: a sender that stalled
+				 * past SHM_STALL_NS completed into a
+				 * destroyed QP.
+				 */
+				rq_id = UINT64_MAX;
+				h++;
+				continue;
+			}
 			rq_id = e->rq_id;
-			rq = shm_rq_find(f, rq_id);
-		}
-		if (unlikely(rq == NULL)) {
+			free_slots = rq->free_slots;
+			ids = rq->wr_id;
+			nr_free = rq->nr_free;
 			/*
-			 * Its queue is gone: a sender that stalled past
-			 * SHM_STALL_NS completed into a destroyed QP.
+			 * The sender claimed the slots after an acquire of
+			 * prod, in its process; the poster's bookkeeping of
+			 * them, in ours, was done before its release of
+			 * prod, maybe by another thread: what the CQE's
+			 * acquire already orders, where TSan cannot see the
+			 * sender's side.
 			 */
-			h++;
-			i--;
-			continue;
+			(void)shm_load(&rq->ring->prod);
 		}
-		/*
-		 * The sender claimed the slot after an acquire of prod, in its
-		 * process; the poster's bookkeeping of it, in ours, was done
-		 * before its release of prod, maybe by another thread.
-		 */
-		(void)shm_load(&rq->ring->prod);
-		wc[i].wr_id = rq->wr_id[e->slot];
+		slot = e->slot;
+		wc[i].wr_id = ids[slot];
 		/* byte_len to wc_flags: the same fields, in the same order */
 		memcpy(&wc[i].byte_len, &e->byte_len, SHM_CQE_WC_LEN);
 		if (cap && e->status == IPOIB_WC_SUCCESS)
-			shm_cq_capture(cq->port, rq, e->slot, &wc[i]);
-		rq->free_slots[rq->nr_free++] = e->slot;
-		rq->outstanding--;
+			shm_cq_capture(cq->port, rq, slot, &wc[i]);
+		free_slots[nr_free++] = slot;
 		/* read: a sender of the next lap may fill it (TSan) */
 		shm_tsan_buf_give(e);
 		h++;
+		i++;
 	}
+	if (rq != NULL)
+		rq->nr_free = nr_free;
 	if (h != cq->head) {
 		cq->head = h;
 		cq->stall_since = 0;
@@ -416,6 +438,7 @@ shm_rq_create(struct shm_port *p, uint32_t max_wr, uint32_t max_sge,
 	for (i = 0; i < max_wr; i++)
 		rq->free_slots[i] = max_wr - 1 - i;
 	rq->nr_free = max_wr;
+	rq->max_wr = max_wr;
 	/* last: a completion of this queue may be polled by another thread */
 	ret = shm_rq_register(f, rq);
 	if (ret == 0)
@@ -462,12 +485,20 @@ shm_rq_claim(struct shm_rq_ring *r, uint32_t want, struct shm_rq_ent *ents,
 			return 0;
 		k = p - c < want ? (uint32_t)(p - c) : want;
 		offs = 0;
-		for (i = 0; i < k; i++) {
-			const struct shm_rq_ent *e = &r->ring[(c + i) & r->mask];
+		/* in at most two runs: to the ring's end, then from its start */
+		for (i = 0; i < k; ) {
+			uint64_t at = (c + i) & r->mask;
+			uint64_t room = (uint64_t)r->mask + 1 - at;
+			uint32_t run = k - i < room ? k - i : (uint32_t)room;
+			const struct shm_rq_ent *e = &r->ring[at];
+			struct shm_rq_ent *to = &ents[i], *end = to + run;
 
-			ents[i].off = shm_load_relaxed(&e->off);
-			ents[i].meta = shm_load_relaxed(&e->meta);
-			offs |= ents[i].off;
+			for (; to < end; to++, e++) {
+				to->off = shm_load_relaxed(&e->off);
+				to->meta = shm_load_relaxed(&e->meta);
+				offs |= to->off;
+			}
+			i += run;
 		}
 		if (__atomic_compare_exchange_n(&r->cons, &c, c + k, false,
 						__ATOMIC_ACQ_REL,
@@ -515,6 +546,34 @@ shm_rq_flush(struct shm_rq *rq)
 }
 
 /*
+ * The descriptor of a WR of several SGEs (a receive ring's slot of
+ * several mbufs), out of the common one-buffer WR's loop: its length, or
+ * -1 if a buffer is not our memory.
+ */
+static __attribute__((noinline)) int64_t
+shm_rq_desc_fill(const struct shm_fabric *f, uint32_t nr_segs,
+		 struct shm_rdesc *d, const struct ipoib_sge *s, uint16_t ns)
+{
+	struct shm_seg_view seg = { .lkey = UINT32_MAX };
+	uint32_t len = 0;
+	uint16_t j;
+
+	for (j = 0; j < ns; j++) {
+		uint64_t off;
+
+		if (!shm_arena_own_in(f, nr_segs, &seg, s[j].lkey, s[j].addr,
+				      s[j].length, &off))
+			return -1;
+		d->sge[j].off = off;
+		d->sge[j].len = s[j].length;
+		len += s[j].length;
+	}
+	d->num_sge = ns;
+	d->total_len = len;
+	return len;
+}
+
+/*
  * Post n receive WRs: one poster (the lcore that owns the queue). Posting
  * to a queue in error completes the WRs at once with a flush error.
  */
@@ -531,7 +590,9 @@ shm_rq_post(struct shm_rq *rq, const struct ipoib_recv_wr *wr, uint16_t n)
 	uint32_t nr_free = rq->nr_free, max_sge = r->max_sge, mask = r->mask;
 	uint64_t *ids = rq->wr_id, *one_off = rq->one_off;
 	struct shm_rq_ent *ring = r->ring;
-	uint16_t i, j;
+	const struct ipoib_recv_wr *w, *end;
+	uint64_t pos;
+	unsigned int i;
 
 	/*
 	 * Room in the ring without reading cons (the senders' line): what it
@@ -550,51 +611,42 @@ shm_rq_post(struct shm_rq *rq, const struct ipoib_recv_wr *wr, uint16_t n)
 		__builtin_prefetch(&ring[(prod + i) & mask], 1, 3);
 	if (n > 0)
 		__builtin_prefetch(&ring[(prod + n - 1) & mask], 1, 3);
-	for (i = 0; i < n; i++) {
+	/* a pointer and a position for a counter, an end for n: registers */
+	for (w = wr, end = wr + n, pos = prod; w < end; w++, pos++) {
 		uint32_t slot = free_slots[nr_free - 1];
-		const struct ipoib_sge *s = wr[i].sg_list;
-		uint16_t ns = wr[i].num_sge;
-		uint64_t ent_off = SHM_RQ_ENT_DESC;
-		uint32_t total = 0;
-		struct shm_rdesc *d;
+		const struct ipoib_sge *s = w->sg_list;
+		uint64_t ent_off;
+		uint32_t total;
 		struct shm_rq_ent *e;
 
-		if (ns == 0 || ns > max_sge)
-			break;
 		/* the common WR: one buffer, in the entry (no descriptor) */
-		if (likely(ns == 1)) {
+		if (likely(w->num_sge == 1)) {
 			if (!shm_arena_own_in(f, nr_segs, &seg, s->lkey,
 					      s->addr, s->length, &ent_off))
 				break;	/* not our memory: refused */
 			total = s->length;
-			goto posted;
-		}
-		d = shm_rdesc(r, slot);
-		for (j = 0; j < ns; j++) {
-			uint64_t off;
+		} else {
+			int64_t len;
 
-			if (!shm_arena_own_in(f, nr_segs, &seg, s[j].lkey,
-					      s[j].addr, s[j].length, &off))
+			if (w->num_sge == 0 || w->num_sge > max_sge)
 				break;
-			d->sge[j].off = off;
-			d->sge[j].len = s[j].length;
-			total += s[j].length;
+			len = shm_rq_desc_fill(f, nr_segs, shm_rdesc(r, slot),
+					       s, w->num_sge);
+			if (len < 0)
+				break;	/* not our memory: refused */
+			ent_off = SHM_RQ_ENT_DESC;
+			total = (uint32_t)len;
 		}
-		if (j < ns)
-			break;	/* not our memory: refused */
-		d->num_sge = ns;
-		d->total_len = total;
-posted:
-		ids[slot] = wr[i].wr_id;
+		ids[slot] = w->wr_id;
 		one_off[slot] = ent_off;
 		nr_free--;
 		/* a sender whose claim then fails may be reading it */
-		e = &ring[(prod + i) & mask];
+		e = &ring[pos & mask];
 		shm_store_relaxed(&e->off, ent_off);
 		shm_store_relaxed(&e->meta, SHM_RQ_ENT_META(slot, total));
 	}
+	i = (unsigned int)(pos - prod);
 	rq->nr_free = nr_free;
-	rq->outstanding += i;
 	/* pairs with the acquire load of prod in shm_rq_claim() */
 	__atomic_store_n(&r->prod, prod + i, __ATOMIC_RELEASE);
 	/* the poster's side of the flush (top of this file) */
@@ -606,7 +658,7 @@ posted:
 uint32_t
 shm_rq_posted(const struct shm_rq *rq)
 {
-	return rq->outstanding;
+	return rq->max_wr - rq->nr_free;
 }
 
 struct shm_rq *

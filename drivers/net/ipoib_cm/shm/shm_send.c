@@ -73,7 +73,7 @@ shm_write_grh(struct shm_fabric *f, uint32_t proc, const struct shm_target *d,
 	uint8_t *to;
 
 	if (likely(d->num_sge > 0 && d->sge[0].len >= IPOIB_GRH_LEN) &&
-	    likely((to = shm_dst_map(f, proc, d->sge[0].off, c)) != NULL)) {
+	    likely((to = shm_dst_at(f, proc, d->sge[0].off, c)) != NULL)) {
 		shm_tsan_buf_take(to);
 		shm_grh_fill(to, head, sgid, dgid);
 		shm_tsan_buf_give(to);
