@@ -52,6 +52,8 @@ struct ipoib_pool {
 	size_t eal_len;			/* 0: EAL refused it */
 	uint16_t seg_len;		/* bytes each mbuf receives */
 	int64_t heap;			/* EAL heap its mempool took */
+	/* its mbufs' data_off to port for a ring, in one store (ipoib_rxq.h) */
+	uint64_t rearm;
 };
 
 /* Receive buffers posted to one receive queue (UD, SRQ, or a connection). */

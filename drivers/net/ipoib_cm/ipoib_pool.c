@@ -126,7 +126,10 @@ ipoib_pool_make(struct ipoib_priv *priv, struct ipoib_pool *pool,
 		return ret;
 	}
 	rte_mempool_obj_iter(mp, rte_pktmbuf_init, NULL);
+	/* IPOIB_POOL_DATA_OFS: the buffer right after the mbuf */
+	RTE_VERIFY(rte_pktmbuf_priv_size(mp) == 0);
 	pool->seg_len = (uint16_t)(data_room - RTE_PKTMBUF_HEADROOM);
+	pool->rearm = ipoib_pool_rearm_word(priv->eth_dev->data->port_id);
 	IPOIB_LOG(DEBUG, "%s: pool %s: %u mbufs of %u bytes, %zu bytes", port,
 		  name, n, data_room, pool->mem.len);
 	return 0;

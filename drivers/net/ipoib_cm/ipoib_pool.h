@@ -11,6 +11,11 @@
  * application holds mbufs (ipoib_reaper.h).
  */
 
+#include <stddef.h>
+#include <string.h>
+
+#include <rte_mbuf.h>
+
 #include "ipoib_cm.h"
 
 /* The per-lcore cache of a pool of n mbufs (ipoib_pool.c says why). */
@@ -18,12 +23,46 @@
 
 /*
  * Where a posted mbuf of these pools receives, from the mbuf's address:
- * they have no private area (ipoib_pool_make()), so the buffer follows
- * the mbuf, and a posted mbuf's data starts at the headroom
- * (ipoib_rx_mbufs_get(), rte_pktmbuf_alloc_bulk()). The receive burst's
- * prefetch asks for the line without first reading the mbuf.
+ * they have no private area (ipoib_pool_make() checks), so the buffer
+ * follows the mbuf, and a posted mbuf's data starts at the headroom
+ * (ipoib_rx_mbufs_get(), rte_pktmbuf_alloc_bulk()). The receive WR
+ * (ipoib_rx_ring_fill_wr()) and the burst's prefetch take the address
+ * without first reading the mbuf.
  */
 #define IPOIB_POOL_DATA_OFS	(sizeof(struct rte_mbuf) + RTE_PKTMBUF_HEADROOM)
+
+/*
+ * An mbuf's fields from data_off to port (what rte_mbuf calls its
+ * rearm_data) as one word: the headroom, refcnt 1, one segment, the
+ * port. A pool's (struct ipoib_pool's rearm), stored in each mbuf a
+ * ring takes by ipoib_pool_rearm(), which sets them in one store where
+ * rte_pktmbuf_reset() takes four, and the receive burst need not set the
+ * port of what it delivers.
+ */
+static inline uint64_t
+ipoib_pool_rearm_word(uint16_t port_id)
+{
+	const struct {
+		uint16_t data_off, refcnt, nb_segs, port;
+	} w = { RTE_PKTMBUF_HEADROOM, 1, 1, port_id };
+	uint64_t v;
+
+	RTE_BUILD_BUG_ON(offsetof(struct rte_mbuf, refcnt) !=
+			 offsetof(struct rte_mbuf, data_off) + 2);
+	RTE_BUILD_BUG_ON(offsetof(struct rte_mbuf, nb_segs) !=
+			 offsetof(struct rte_mbuf, data_off) + 4);
+	RTE_BUILD_BUG_ON(offsetof(struct rte_mbuf, port) !=
+			 offsetof(struct rte_mbuf, data_off) + 6);
+	memcpy(&v, &w, sizeof(v));
+	return v;
+}
+
+static __rte_always_inline void
+ipoib_pool_rearm(struct rte_mbuf *m, uint64_t rearm)
+{
+	memcpy((uint8_t *)m + offsetof(struct rte_mbuf, data_off), &rearm,
+	       sizeof(rearm));
+}
 
 /* mbufs in a non-SRQ connection's pool: its ring and a quarter more,
  * for what the application holds while the ring is refilled.

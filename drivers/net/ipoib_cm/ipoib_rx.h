@@ -25,6 +25,7 @@
 #include "ipoib_cm.h"
 #include "ipoib_eth.h"
 #include "ipoib_ptype.h"
+#include "ipoib_rx_acct.h"
 #include "ipoib_rxq.h"
 
 #define IPOIB_RX_FRESH	(IPOIB_BURST * 2)	/* mbufs taken per burst */
@@ -56,37 +57,43 @@ struct ipoib_rx_fresh {
 };
 
 /*
- * n mbufs of mp for a receive ring, in one call: rte_pktmbuf_alloc_bulk()
+ * n mbufs of pool for a receive ring, in one call: rte_pktmbuf_alloc_bulk()
  * without what the burst sets again when it delivers one (lengths,
- * segments, port: ipoib_rx_chain(); the packet type). A mempool's mbufs
- * already have next NULL, nb_segs and refcnt 1; every pool a ring takes
- * from is ipoib_pool.c's, whose buffers are longer than the headroom.
+ * segments: ipoib_rx_chain(); the packet type), data_off to port in one
+ * store (ipoib_pool_rearm()). A mempool's mbufs already have next NULL,
+ * nb_segs and refcnt 1; every pool a ring takes from is ipoib_pool.c's,
+ * whose buffers are longer than the headroom and never pinned external
+ * memory (no RTE_MBUF_F_EXTERNAL to keep).
  */
 static __rte_always_inline int
-ipoib_rx_mbufs_get(struct rte_mempool *mp, struct rte_mbuf **m, uint16_t n)
+ipoib_rx_mbufs_get(const struct ipoib_pool *pool, struct rte_mbuf **m,
+		   uint16_t n)
 {
+	uint64_t rearm = pool->rearm;
 	uint16_t i;
 
-	if (unlikely(rte_mempool_get_bulk(mp, (void **)m, n) != 0))
+	if (unlikely(rte_mempool_get_bulk(pool->mp, (void **)m, n) != 0))
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
-		m[i]->data_off = RTE_PKTMBUF_HEADROOM;
-		m[i]->ol_flags &= RTE_MBUF_F_EXTERNAL;
-		m[i]->tx_offload = 0;
-		m[i]->vlan_tci = 0;
-		m[i]->vlan_tci_outer = 0;
+		struct rte_mbuf *mb = m[i];
+
+		ipoib_pool_rearm(mb, rearm);
+		mb->ol_flags = 0;
+		mb->tx_offload = 0;
+		mb->vlan_tci = 0;
+		mb->vlan_tci_outer = 0;
 	}
 	return 0;
 }
 
 static __rte_always_inline void
-ipoib_rx_fresh_take(struct ipoib_rx_fresh *f, struct rte_mempool *mp,
+ipoib_rx_fresh_take(struct ipoib_rx_fresh *f, const struct ipoib_pool *pool,
 		    uint16_t want)
 {
 	f->next = 0;
 	f->n = 0;
 	want = RTE_MIN(want, (uint16_t)IPOIB_RX_FRESH);
-	if (likely(ipoib_rx_mbufs_get(mp, f->m, want) == 0))
+	if (likely(ipoib_rx_mbufs_get(pool, f->m, want) == 0))
 		f->n = want;
 }
 
@@ -97,71 +104,6 @@ ipoib_rx_fresh_return(struct ipoib_rx_fresh *f)
 		rte_mempool_put_bulk(f->m[0]->pool, (void **)&f->m[f->next],
 				     f->n - f->next);
 	f->n = f->next = 0;
-}
-
-/*
- * What a burst delivered: the queue's counters, summed here and stored
- * once at the end of the burst (ipoib_rx_acct_store()), and the per-peer
- * counters of the current run of packets from the same peer, added once
- * per run. A burst delivers at most 2 x IPOIB_BURST packets of at most
- * 64 KiB: the byte sums fit in 32 bits. With them, the packet types the
- * burst reports: rte_eth_dev_set_ptypes() may change them at any time,
- * a burst reads them once.
- */
-struct ipoib_rx_acct {
-	uint32_t ptype_mask;	/* read once per burst */
-	struct ipoib_peer_ctr *const *ctr;	/* the queue's */
-	struct ipoib_peer *peer;
-	uint32_t pkts;
-	uint32_t bytes;
-	uint32_t rc_pkts;
-	uint32_t rc_bytes;
-	uint32_t ud_pkts;
-	uint32_t ud_bytes;
-};
-
-static __rte_always_inline void
-ipoib_rx_acct_flush(struct ipoib_rx_acct *a)
-{
-	struct ipoib_peer_ctr *c;
-
-	if (a->peer == NULL)
-		return;
-	c = ipoib_peer_ctr_at(a->ctr, a->peer->index);
-	IPOIB_STAT_ADD(c->pkts, a->pkts);
-	IPOIB_STAT_ADD(c->bytes, a->bytes);
-	a->peer = NULL;
-	a->pkts = a->bytes = 0;
-}
-
-static __rte_always_inline void
-ipoib_rx_acct_add(struct ipoib_rx_acct *a, struct ipoib_peer *peer,
-		  uint32_t len)
-{
-	if (unlikely(peer != a->peer)) {
-		ipoib_rx_acct_flush(a);
-		a->peer = peer;
-	}
-	a->pkts++;
-	a->bytes += len;
-}
-
-/* The queue's counters of a burst: packets and bytes are RC + UD. */
-static __rte_always_inline void
-ipoib_rx_acct_store(struct ipoib_rxq *rxq, const struct ipoib_rx_acct *a)
-{
-	if (a->rc_pkts + a->ud_pkts == 0)
-		return;
-	IPOIB_STAT_ADD(rxq->stats.packets, a->rc_pkts + a->ud_pkts);
-	IPOIB_STAT_ADD(rxq->stats.bytes, a->rc_bytes + a->ud_bytes);
-	if (a->rc_pkts != 0) {
-		IPOIB_STAT_ADD(rxq->stats.rc_packets, a->rc_pkts);
-		IPOIB_STAT_ADD(rxq->stats.rc_bytes, a->rc_bytes);
-	}
-	if (a->ud_pkts != 0) {
-		IPOIB_STAT_ADD(rxq->stats.ud_packets, a->ud_pkts);
-		IPOIB_STAT_ADD(rxq->stats.ud_bytes, a->ud_bytes);
-	}
 }
 
 /*
@@ -212,14 +154,14 @@ ipoib_rx_chain(struct ipoib_rxq *rxq, struct ipoib_rx_ring *ring,
 
 	/*
 	 * The common frame: one mbuf, its replacement at hand. A posted
-	 * mbuf has nb_segs 1 and next NULL (a pool's, never chained since).
+	 * mbuf has nb_segs 1 and next NULL (a pool's, never chained since),
+	 * and its port (the pool's rearm word).
 	 */
 	if (likely(nseg == 1 && len > skip && f != NULL && f->next < f->n)) {
 		b[0] = f->m[f->next++];
 		head->data_len = (uint16_t)(len - skip);
 		head->pkt_len = len - skip;
 		head->data_off += skip;
-		head->port = rxq->port_id;
 		return head;
 	}
 	if (unlikely(nseg == 0 || nseg > ring->segs || len <= skip))
@@ -227,7 +169,7 @@ ipoib_rx_chain(struct ipoib_rxq *rxq, struct ipoib_rx_ring *ring,
 	if (likely(f != NULL && f->n - f->next >= nseg)) {
 		fr = &f->m[f->next];
 		f->next += nseg;
-	} else if (ipoib_rx_mbufs_get(ring->pool->mp, fresh, nseg) == 0) {
+	} else if (ipoib_rx_mbufs_get(ring->pool, fresh, nseg) == 0) {
 		fr = fresh;
 	} else {
 		IPOIB_STAT_INC(rxq->stats.nombuf);
@@ -247,7 +189,6 @@ ipoib_rx_chain(struct ipoib_rxq *rxq, struct ipoib_rx_ring *ring,
 	head->pkt_len = len - skip;
 	head->data_off += skip;
 	head->data_len -= skip;
-	head->port = rxq->port_id;
 	return head;
 }
 
@@ -317,11 +258,17 @@ ipoib_rx_fast_decap(struct rte_mbuf *m, const struct rte_ether_addr *dst,
 		   !ipoib_rx_ipv6_whole(m, (const void *)(h + 1))) {
 		return false;
 	}
-	/* posted buffers have RTE_PKTMBUF_HEADROOM: this cannot fail */
-	eth = (struct rte_ether_hdr *)rte_pktmbuf_prepend(m,
-		RTE_ETHER_HDR_LEN - IPOIB_HDR_LEN);
-	if (unlikely(eth == NULL))
-		return false;
+	/*
+	 * rte_pktmbuf_prepend() without its test: a posted buffer's data
+	 * starts RTE_PKTMBUF_HEADROOM in (ipoib_pool_rearm_word()), or
+	 * further on a datagram's GRH.
+	 */
+	RTE_BUILD_BUG_ON(RTE_PKTMBUF_HEADROOM <
+			 RTE_ETHER_HDR_LEN - IPOIB_HDR_LEN);
+	m->data_off -= RTE_ETHER_HDR_LEN - IPOIB_HDR_LEN;
+	m->data_len += RTE_ETHER_HDR_LEN - IPOIB_HDR_LEN;
+	m->pkt_len += RTE_ETHER_HDR_LEN - IPOIB_HDR_LEN;
+	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	rte_ether_addr_copy(dst, &eth->dst_addr);
 	rte_ether_addr_copy(src, &eth->src_addr);
 	eth->ether_type = proto;
@@ -482,14 +429,18 @@ ipoib_rx_stray(struct ipoib_rxq *rxq, uint64_t wr_id)
  * rxonly testpmd, all on the load of the IPoIB header). A prefetch reads
  * nothing: completions that name no valid slot are only skipped here;
  * the loop that delivers checks them again. ring: the SRQ's or the UD
- * one; with conns (ring NULL), each completion's connection's.
+ * one; with conns (ring NULL), each completion's connection's, and the
+ * return is how many completions from the first are of the first one's
+ * connection, to take the mbufs of that run without walking it again
+ * (ipoib_rx_run_need()): a stray among them counts, which only takes an
+ * mbuf more than needed (given back at the run's end).
  */
-static __rte_always_inline void
+static __rte_always_inline uint16_t
 ipoib_rx_prefetch(const struct ipoib_rxq *rxq, const struct ipoib_rx_ring *ring,
 		  const struct ipoib_wc *wc, uint16_t k, const bool conns)
 {
 	uint32_t last = UINT32_MAX;
-	uint16_t i;
+	uint16_t i, run1 = k;
 
 	for (i = 0; i < k; i++) {
 		uint64_t id = wc[i].wr_id;
@@ -507,6 +458,8 @@ ipoib_rx_prefetch(const struct ipoib_rxq *rxq, const struct ipoib_rx_ring *ring,
 			if (unlikely(ci >= rxq->nr_conns))
 				continue;
 			if (ci != last) {
+				if (last != UINT32_MAX && run1 == k)
+					run1 = i;
 				c = ipoib_rx_conn(rxq, ci);
 				if (unlikely(c == NULL)) {
 					last = UINT32_MAX;
@@ -531,6 +484,7 @@ ipoib_rx_prefetch(const struct ipoib_rxq *rxq, const struct ipoib_rx_ring *ring,
 			rte_prefetch0((const void *)(m + IPOIB_POOL_DATA_OFS));
 		}
 	}
+	return run1;
 }
 
 /* The datagram side: queue 0's, or with RSS the queue's share. */
@@ -552,7 +506,7 @@ ipoib_rx_ud(struct ipoib_rxq *rxq, struct rte_mbuf **pkts, uint16_t n,
 		return 0;
 	ipoib_rx_ring_view(&view, rxq->ud);
 	ipoib_rx_prefetch(rxq, ring, wc, k, false);
-	ipoib_rx_fresh_take(&fresh, ring->pool->mp, ipoib_rx_need(ring, wc, k));
+	ipoib_rx_fresh_take(&fresh, ring->pool, ipoib_rx_need(ring, wc, k));
 	for (i = 0; i < k; i++) {
 		uint32_t slot = ipoib_wr_slot(wc[i].wr_id);
 		const struct ipoib_hwaddr *srcp;
@@ -688,7 +642,7 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 	 * ring itself (ipoib_rx_not_data()).
 	 */
 	struct ipoib_rx_ring srq_ring, run_ring = { 0 };
-	uint16_t nb = 0, nwr = 0, posted = 0, k, i;
+	uint16_t nb = 0, nwr = 0, posted = 0, k, i, run1;
 
 	if (rxq->loopback != NULL) {
 		nb = (uint16_t)rte_ring_dequeue_burst(rxq->loopback,
@@ -701,11 +655,11 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 		nb += ipoib_rx_ud(rxq, pkts + nb, n - nb, &acct);
 	k = rxq->poll_cq(rxq->cq, wc,
 			 RTE_MIN((uint16_t)(n - nb), (uint16_t)IPOIB_BURST));
-	ipoib_rx_prefetch(rxq, srq ? &rxq->srq_ring : NULL, wc, k, !srq);
+	run1 = ipoib_rx_prefetch(rxq, srq ? &rxq->srq_ring : NULL, wc, k, !srq);
 	/* SRQ buffers come from one pool: take the burst's at once */
 	if (srq && k > 0) {
 		ipoib_rx_ring_view(&srq_ring, &rxq->srq_ring);
-		ipoib_rx_fresh_take(&fresh, rxq->pool.mp,
+		ipoib_rx_fresh_take(&fresh, &rxq->pool,
 				    ipoib_rx_need(&srq_ring, wc, k));
 	}
 	for (i = 0; i < k; i++) {
@@ -747,7 +701,8 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 						srq);
 				ipoib_rx_fresh_return(&fresh);
 				ipoib_rx_ring_view(&run_ring, &owner->ring);
-				ipoib_rx_fresh_take(&fresh, run_ring.pool->mp,
+				ipoib_rx_fresh_take(&fresh, run_ring.pool, i == 0 ?
+					ipoib_rx_need(&run_ring, wc, run1) :
 					ipoib_rx_run_need(&run_ring, &wc[i],
 							  k - i));
 				run = owner;

@@ -98,17 +98,20 @@ ipoib_rx_ring_post_all(const struct ipoib_hca_ops *ops,
 		       uint32_t conn, void *target)
 {
 	struct ipoib_recv_wr wr[16];
-	uint32_t slot = 0;
+	uint32_t slot = 0, i;
 	int ret;
 
 	ret = rte_pktmbuf_alloc_bulk(ring->pool->mp, ring->bufs,
 				     ring->nb_slots * ring->segs);
 	if (ret < 0)
 		return -ENOMEM;
+	/* the port too: the burst delivers them as they are (ipoib_rx.h) */
+	for (i = 0; i < ring->nb_slots * ring->segs; i++)
+		ipoib_pool_rearm(ring->bufs[i], ring->pool->rearm);
 	while (slot < ring->nb_slots) {
 		uint16_t k = (uint16_t)RTE_MIN(ring->nb_slots - slot,
 					       RTE_DIM(wr));
-		uint16_t i, posted;
+		uint16_t posted;
 
 		for (i = 0; i < k; i++)
 			ipoib_rx_ring_fill_wr(ring, slot + i,

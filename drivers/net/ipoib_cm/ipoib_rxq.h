@@ -43,17 +43,21 @@ ipoib_rx_ring_fill_wr(const struct ipoib_rx_ring *ring, uint32_t slot,
 
 	wr->wr_id = wr_id;
 	wr->num_sge = segs;
-	/* MTUs up to the mbuf's data room: one segment */
+	/*
+	 * A posted mbuf's data starts at the headroom of a buffer that
+	 * follows it (IPOIB_POOL_DATA_OFS): its address, without a load.
+	 * MTUs up to the mbuf's data room: one segment.
+	 */
 	if (likely(segs == 1)) {
-		wr->sg_list[0].addr = (uint64_t)(uintptr_t)
-				      rte_pktmbuf_mtod(b[0], void *);
+		wr->sg_list[0].addr = (uint64_t)(uintptr_t)b[0] +
+				      IPOIB_POOL_DATA_OFS;
 		wr->sg_list[0].length = seg_len;
 		wr->sg_list[0].lkey = lkey;
 		return;
 	}
 	for (j = 0; j < segs; j++) {
-		wr->sg_list[j].addr = (uint64_t)(uintptr_t)
-				      rte_pktmbuf_mtod(b[j], void *);
+		wr->sg_list[j].addr = (uint64_t)(uintptr_t)b[j] +
+				      IPOIB_POOL_DATA_OFS;
 		wr->sg_list[j].length = seg_len;
 		wr->sg_list[j].lkey = lkey;
 	}

@@ -334,10 +334,8 @@ ipoib_tx_encap(struct ipoib_txq *txq, struct ipoib_tx_run *r, uint16_t i)
 
 /* Take frame i into the run: what accounting and undo need of it. */
 static __rte_always_inline void
-ipoib_tx_take(struct ipoib_tx_run *r, uint16_t i)
+ipoib_tx_take(struct ipoib_tx_run *r, uint16_t i, const struct rte_mbuf *m)
 {
-	const struct rte_mbuf *m = r->wr[i].m;
-
 	r->len[i] = m->pkt_len;
 	memcpy(r->saved[i], rte_pktmbuf_mtod_offset(m, const uint8_t *,
 		RTE_ETHER_HDR_LEN - IPOIB_HDR_LEN), IPOIB_HDR_LEN);
@@ -363,7 +361,7 @@ ipoib_tx_flush(struct ipoib_txq *txq, struct ipoib_tx_run *r)
 
 		i = (uint16_t)rte_bsf32(todo);
 		m = r->wr[i].m;
-		ipoib_tx_take(r, i);
+		ipoib_tx_take(r, i, m);
 		ret = ipoib_tx_encap(txq, r, i);
 		if (likely(ret == 0))
 			continue;
@@ -688,7 +686,7 @@ ipoib_tx_send(struct ipoib_txq *txq, struct rte_mbuf **pkts, uint16_t n)
 		r->peer[k] = rt.peer;
 		/* the common frame is encapsulated while it is at hand */
 		if (likely(rt.peer != NULL)) {
-			ipoib_tx_take(r, k);
+			ipoib_tx_take(r, k, m);
 			if (likely(fast ? ipoib_tx_fast_hdr(m) :
 				   ipoib_tx_fast_encap(m)))
 				enc |= UINT32_C(1) << k;

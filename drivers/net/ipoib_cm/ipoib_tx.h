@@ -52,17 +52,17 @@ ipoib_tx_fast_type(const struct rte_mbuf *m, const struct rte_ether_hdr *eth)
 static __rte_always_inline bool
 ipoib_tx_fast_hdr(struct rte_mbuf *m)
 {
-	const struct rte_ether_hdr *eth =
-		rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	/* where the new data starts: from eth, not data_off read again */
+	struct ipoib_hdr *h = (struct ipoib_hdr *)(void *)
+		((uint8_t *)eth + RTE_ETHER_HDR_LEN - IPOIB_HDR_LEN);
 	rte_be16_t type = eth->ether_type;
-	struct ipoib_hdr *h;
 
 	if (!RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1)
 		return false;
 	m->data_off += RTE_ETHER_HDR_LEN - IPOIB_HDR_LEN;
 	m->data_len -= RTE_ETHER_HDR_LEN - IPOIB_HDR_LEN;
 	m->pkt_len -= RTE_ETHER_HDR_LEN - IPOIB_HDR_LEN;
-	h = rte_pktmbuf_mtod(m, struct ipoib_hdr *);
 	h->proto = type;
 	h->reserved = 0;
 	return true;
