@@ -236,19 +236,21 @@ shm_cq_poll(struct shm_cq *cq, struct ipoib_wc *wc, uint16_t n)
 				h++;
 				continue;
 			}
+			/*
+			 * The sender claimed the slots after an acquire of
+			 * prod, in its process; the poster's bookkeeping of
+			 * them (and of the queue's fields read next), in
+			 * ours, was done before its release of prod, maybe
+			 * by another thread (the control thread posts a new
+			 * connection's ring before its REP): what the CQE's
+			 * acquire already orders, where TSan cannot see the
+			 * sender's side. First, then.
+			 */
+			(void)shm_load(&rq->ring->prod);
 			rq_id = e->rq_id;
 			free_slots = rq->free_slots;
 			ids = rq->wr_id;
 			nr_free = rq->nr_free;
-			/*
-			 * The sender claimed the slots after an acquire of
-			 * prod, in its process; the poster's bookkeeping of
-			 * them, in ours, was done before its release of
-			 * prod, maybe by another thread: what the CQE's
-			 * acquire already orders, where TSan cannot see the
-			 * sender's side.
-			 */
-			(void)shm_load(&rq->ring->prod);
 		}
 		slot = e->slot;
 		wc[i].wr_id = ids[slot];
