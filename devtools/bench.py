@@ -21,7 +21,8 @@ rounds (median/median, best/best). A round measures:
 
 Once per run, as it does not vary with the machine's load: instructions
 per packet of the rx and the tx bursts, counted by callgrind
-(benchlib/icount.py); then perf's top symbols of each testpmd process at
+(benchlib/icount.py), in bursts of 32 and, at 64 B, of one frame (a
+ping-pong's); then perf's top symbols of each testpmd process at
 64 B (benchlib/profile.py). --out FILE writes the report (reStructuredText)
 and the plot beside it (FILE with .png).
 
@@ -100,7 +101,7 @@ class Run:
         self.args = args
         self.res = {"rates": {}, "memcpy": [], "setups": [], "mq": {},
                     "latency": {}, "autotest": {}, "icount": {},
-                    "icount_lpbk": {},
+                    "icount_lpbk": {}, "icount_b1": {},
                     "profile": {}, "errors": []}
 
     def attempt(self, what, fn, *a):
@@ -202,22 +203,27 @@ def icounts(run, env):
     # the RC counts of two ports, then one port in loopback mode:
     # datagrams to its own UD QP, the path pmd_perf_autotest measures
     # (net_memif has no loopback mode)
-    passes = (("icount", configs.CONFIGS, "c", False),
-              ("icount_lpbk", configs.IPOIB, "l", True))
+    # and the RC counts of bursts of one frame at 64 B: what a ping-pong's
+    # bursts cost, where no packet shares a burst's fixed costs
+    passes = (("icount", configs.CONFIGS, "c", False, None, configs.SMALL),
+              ("icount_lpbk", configs.IPOIB, "l", True, None, configs.SMALL),
+              ("icount_b1", configs.CONFIGS, "o", False, 1,
+               configs.SMALL[:1]))
     if why is not None:
-        for key, cfgs, _, _ in passes:
+        for key, cfgs, _, _, _, _ in passes:
             for cfg in cfgs:
                 run.res[key][cfg] = {"unavailable": why}
         return
     notes = run.res.setdefault("icount_notes", [])
-    for key, cfgs, tag, loopback in passes:
-        what = "loopback " if loopback else ""
+    for key, cfgs, tag, loopback, burst, sizes in passes:
+        what = "loopback " if loopback else \
+            "bursts of %d: " % burst if burst else ""
         for cfg in cfgs:
             r = run.attempt("%s %sinstruction counts" % (cfg, what),
                             icount.run, run.args.build, run.plugin, env,
                             run.eal, cfg, configs.unique(cfg, tag, 0),
-                            configs.SMALL, run.args.icount_packets, 8,
-                            notes, loopback)
+                            sizes, run.args.icount_packets, 8,
+                            notes, loopback, burst)
             run.res[key][cfg] = r or {"unavailable": "callgrind run "
                                       "failed (see Failures)"}
             for size in (r or {}):
@@ -320,7 +326,7 @@ def main():
               for v in s)
     if args.icount_only:
         got = all("unavailable" not in v
-                  for key in ("icount", "icount_lpbk")
+                  for key in ("icount", "icount_lpbk", "icount_b1")
                   for v in run.res[key].values())
     return 0 if got and not (args.smoke and run.res["errors"]) else 1
 

@@ -35,6 +35,7 @@ struct bench_cfg {
 	struct rte_ether_addr peer;	/* ping: the echo port's MAC */
 	bool have_peer;
 	bool loopback;			/* icount: port 0 to itself */
+	uint16_t burst;			/* icount: frames per burst */
 };
 
 /* bench_port.c */

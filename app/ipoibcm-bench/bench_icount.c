@@ -2,8 +2,8 @@
  * Copyright(c) 2026 The net_ipoibcm authors
  *
  * Instruction-count harness: port 0 sends to port 1 in the same process
- * and the same thread, a burst at a time: a burst of BENCH_BURST frames
- * sent, then port 1 polled until all of them are back. With --loopback,
+ * and the same thread, a burst at a time: a burst of --burst frames
+ * (BENCH_BURST unless told) sent, then port 1 polled until all of them are back. With --loopback,
  * port 0 alone, in loopback mode, sends to itself (net_ipoibcm: as
  * datagrams to its own UD QP, the path pmd_perf_autotest measures). Only
  * the two wrappers below run the drivers' burst functions during the
@@ -92,13 +92,13 @@ struct icount_run {
 static int
 icount_burst(struct rte_mempool *mp, const struct rte_ether_addr *dst,
 	     const struct rte_ether_addr *src, uint32_t size,
-	     burst_fn tx, burst_fn rx, struct icount_run *run)
+	     uint16_t burst, burst_fn tx, burst_fn rx, struct icount_run *run)
 {
 	struct rte_mbuf *pkts[BENCH_BURST], *rx_pkts[BENCH_BURST];
 	uint16_t sent = 0, got = 0, i, n;
 	uint64_t empty = 0, t0, t1;
 
-	for (i = 0; i < BENCH_BURST; i++) {
+	for (i = 0; i < burst; i++) {
 		pkts[i] = bench_frame(mp, dst, src, size, run->packets + i);
 		if (pkts[i] == NULL) {
 			rte_pktmbuf_free_bulk(pkts, i);
@@ -111,16 +111,16 @@ icount_burst(struct rte_mempool *mp, const struct rte_ether_addr *dst,
 	 * all are sent and back: a receiver that posts its buffers in its
 	 * own burst (net_memif's client) takes nothing before it is polled.
 	 */
-	while ((sent < BENCH_BURST || got < sent) && empty < LOST_POLLS) {
-		if (sent < BENCH_BURST) {
+	while ((sent < burst || got < sent) && empty < LOST_POLLS) {
+		if (sent < burst) {
 			t0 = rte_rdtsc();
-			n = tx(TX_PORT, pkts + sent, BENCH_BURST - sent);
+			n = tx(TX_PORT, pkts + sent, burst - sent);
 			run->tx_cycles += rte_rdtsc() - t0;
 			run->tx_calls++;
 			sent += n;
 		}
 		t0 = rte_rdtsc();
-		n = rx(rx_port, rx_pkts, BENCH_BURST);
+		n = rx(rx_port, rx_pkts, burst);
 		t1 = rte_rdtsc();
 		if (n == 0)
 			run->rx_empty_cycles += t1 - t0;
@@ -132,7 +132,7 @@ icount_burst(struct rte_mempool *mp, const struct rte_ether_addr *dst,
 		got += n;
 		rte_pktmbuf_free_bulk(rx_pkts, n);
 	}
-	rte_pktmbuf_free_bulk(pkts + sent, BENCH_BURST - sent);
+	rte_pktmbuf_free_bulk(pkts + sent, burst - sent);
 	run->packets += got;
 	run->lost += sent - RTE_MIN(got, sent);
 	return 0;
@@ -158,8 +158,8 @@ icount_warmup(struct rte_mempool *mp, const struct rte_ether_addr *dst,
 				cfg->timeout_s);
 			return -ETIMEDOUT;
 		}
-		if (icount_burst(mp, dst, src, BENCH_MIN_FRAME, plain_tx,
-				 plain_rx, &run) < 0)
+		if (icount_burst(mp, dst, src, BENCH_MIN_FRAME, cfg->burst,
+				 plain_tx, plain_rx, &run) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -182,8 +182,8 @@ icount_sizes(struct rte_mempool *mp, const struct rte_ether_addr *dst,
 		CALLGRIND_ZERO_STATS;
 		while (run.packets + run.lost < cfg->packets) {
 			ret = icount_burst(mp, dst, src, cfg->sizes[s],
-					   bench_icount_tx, bench_icount_rx,
-					   &run);
+					   cfg->burst, bench_icount_tx,
+					   bench_icount_rx, &run);
 			if (ret != 0)
 				return ret;
 		}

@@ -37,7 +37,7 @@ usage(const char *prog)
 	fprintf(stderr,
 		"usage: %s [EAL options] -- icount|echo|ping [--sizes S,S..]\n"
 		"       [--packets N] [--warmup N] [--peer MAC] [--timeout S]\n"
-		"       [--loopback]\n",
+		"       [--loopback] [--burst N]\n",
 		prog);
 }
 
@@ -102,6 +102,7 @@ parse_args(int argc, char **argv, struct bench_cfg *cfg)
 		{ "peer", required_argument, NULL, 'p' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "loopback", no_argument, NULL, 'l' },
+		{ "burst", required_argument, NULL, 'b' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -148,6 +149,11 @@ parse_args(int argc, char **argv, struct bench_cfg *cfg)
 		case 'l':
 			cfg->loopback = true;
 			break;
+		case 'b':
+			if (parse_u64("--burst", optarg, 1, BENCH_BURST, &v) < 0)
+				return -EINVAL;
+			cfg->burst = (uint16_t)v;
+			break;
 		default:
 			return -EINVAL;
 		}
@@ -168,6 +174,7 @@ main(int argc, char **argv)
 		.packets = 100000,
 		.warmup = 1000,
 		.timeout_s = 60,
+		.burst = BENCH_BURST,
 	};
 	int ret;
 

@@ -78,12 +78,13 @@ def parse_dump(path):
 
 
 def run(build, plugin, env, eal_args, cfg, name, sizes, packets, top=8,
-        notes=None, loopback=False):
+        notes=None, loopback=False, burst=None):
     """{size: {"rx": {"ir", "top"}, "tx": {...}, "calls": ...}}.
 
     loopback: the harness's --loopback (port 0 to itself in loopback
     mode; net_ipoibcm sends datagrams to its own UD QP, the path of
-    pmd_perf_autotest).
+    pmd_perf_autotest). burst: frames per burst, the harness's 32 unless
+    given (1: a ping-pong's bursts, whose fixed costs no packet shares).
 
     Stock net_memif (the baseline, not our code) sometimes dies of SIGSEGV
     under callgrind while its ports close, after every count was printed
@@ -112,6 +113,8 @@ def run(build, plugin, env, eal_args, cfg, name, sizes, packets, top=8,
                     "--timeout", str(VALGRIND_S * 3 // 4)]
             if loopback:
                 cmd.append("--loopback")
+            if burst is not None:
+                cmd += ["--burst", str(burst)]
             try:
                 p = subprocess.run(cmd, capture_output=True, text=True,
                                    env=env, timeout=VALGRIND_S)

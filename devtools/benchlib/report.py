@@ -11,6 +11,7 @@ The input is what devtools/bench.py gathered, every figure per round:
   autotest[cfg]        [{"cycles"} or {"unavailable"} per round]
   icount[cfg]          {size: {"rx", "tx"}} or {"unavailable": reason}
   icount_lpbk[cfg]     the same, net_ipoibcm's port in loopback mode
+  icount_b1[cfg]       the same, 64 B, bursts of one frame
   icount_notes         [str]: counts kept although the run then died
   profile[cfg]         {"sender": [rows], "receiver": [rows]}
 """
@@ -104,23 +105,23 @@ def large_ratio(res, cfg):
     return ratio(gm, cm), ratio(gb, cb)
 
 
-def icount_total(res, cfg, size):
-    ic = res["icount"].get(cfg, {})
+def icount_total(res, cfg, size, key="icount"):
+    ic = res.get(key, {}).get(cfg, {})
     if size not in ic:
         return None
     return ic[size]["rx"]["ir"] + ic[size]["tx"]["ir"]
 
 
-def icount_rows(res):
+def icount_rows(res, key="icount"):
     rows = []
     for cfg in configs.CONFIGS:
-        ic = res["icount"].get(cfg, {})
+        ic = res.get(key, {}).get(cfg, {})
         if "unavailable" in ic:
             rows.append([cfg, "all", "n/a", "n/a", "n/a", ic["unavailable"]])
             continue
         for size in sorted(ic):
-            tot = icount_total(res, cfg, size)
-            mem = icount_total(res, configs.MEMIF, size)
+            tot = icount_total(res, cfg, size, key)
+            mem = icount_total(res, configs.MEMIF, size, key)
             rows.append([cfg, size, "%.0f" % ic[size]["rx"]["ir"],
                          "%.0f" % ic[size]["tx"]["ir"], "%.0f" % tot,
                          "" if cfg == configs.MEMIF else
@@ -327,6 +328,13 @@ def render(res, meta):
                   "mode):", ""] + icount_lpbk_rows(res)
         lines += icount_top(res, configs.SMALL[0], "icount_lpbk",
                             " in loopback")
+    if res.get("icount_b1"):
+        lines += ["Instructions per packet in bursts of one frame (a "
+                  "ping-pong's bursts, where no other packet shares what "
+                  "a burst costs beside its packets; the same harness "
+                  "with ``--burst 1``):", ""] + icount_rows(res, "icount_b1")
+        lines += icount_top(res, configs.SMALL[0], "icount_b1",
+                            " in bursts of one")
     if res["latency"]:
         lines += ["Round trips (dpdk-ipoibcm-bench ping/echo, two "
                   "processes; median of the rounds' percentiles, best "
