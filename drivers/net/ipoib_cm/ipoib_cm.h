@@ -38,6 +38,8 @@
 #define IPOIB_MAX_DESC		8192	/* send WRs of a QP, at most */
 #define IPOIB_MIN_DESC		32
 #define IPOIB_BURST		32
+/* replacement mbufs a receive burst takes at once, at most */
+#define IPOIB_RX_FRESH		(IPOIB_BURST * 2)
 #define IPOIB_UD_RING		2048	/* UD receive WRs (queue 0) */
 #define IPOIB_TX_QP_WR		1	/* active RC QPs receive nothing */
 #define IPOIB_MCAST_MAX		32	/* multicast groups with an AH */
@@ -171,11 +173,14 @@ struct ipoib_rxq {
 	struct ipoib_peer *last_src;
 	/* its counters of each peer (ipoib_peer_ctr_at()) */
 	struct ipoib_peer_ctr *const *peer_ctr;
+	uint16_t stash_n;		/* SRQ mode: mbufs in stash */
 	/* counters last */
 	struct ipoib_rxq_stats stats;
 	struct ipoib_rxq_stats stats_base;	/* snapshot at last reset */
 	/* control */
 	struct ipoib_pool pool;		/* SRQ buffers */
+	/* replacements taken from pool ahead (ipoib_rx_stash_take()) */
+	struct rte_mbuf *stash[IPOIB_RX_FRESH];
 	struct ipoib_ud rss_ud;		/* queues 1..: UD by flow (RSS) */
 	struct ipoib_hca_qp *rss_qp;	/* the UD QP whose RQ that is */
 	struct rte_mempool *app_mp;	/* what the application gave */

@@ -28,8 +28,6 @@
 #include "ipoib_rx_acct.h"
 #include "ipoib_rxq.h"
 
-#define IPOIB_RX_FRESH	(IPOIB_BURST * 2)	/* mbufs taken per burst */
-
 /*
  * The slow path of a UD frame without a GRH from an SLID and source QPN
  * no peer is bound to (ipoib_rx_learn.c): delivered, as an Ethernet frame
@@ -42,13 +40,14 @@ struct ipoib_peer *ipoib_rx_ud_stranger(struct ipoib_rxq *rxq,
 					uint32_t ptype_mask);
 
 /*
- * Replacement mbufs taken in one call from one pool: a burst's (SRQ), or
- * a run of one connection's completions (non-SRQ: its own pool). The
- * array is the caller's own local: only its address goes to the
- * mempool's (out of line) dequeue, so n and next, whose address goes
- * nowhere, stay in registers across the burst's stores to mbufs (with
- * the array inside, every store could have changed next: it was loaded
- * and stored again for each packet).
+ * Replacement mbufs taken from one pool: a burst's (SRQ: from the queue's
+ * stash, ipoib_rx_stash_take()), or in one call those of a run of one
+ * connection's completions (non-SRQ: its own pool) or of the datagrams.
+ * The array is the caller's own local or the queue's stash: only its
+ * address goes to the mempool's (out of line) dequeue, so n and next,
+ * whose address goes nowhere, stay in registers across the burst's
+ * stores to mbufs (with the array inside, every store could have changed
+ * next: it was loaded and stored again for each packet).
  */
 struct ipoib_rx_fresh {
 	struct rte_mbuf **m;	/* IPOIB_RX_FRESH of them */
@@ -103,6 +102,53 @@ ipoib_rx_fresh_return(struct ipoib_rx_fresh *f)
 	if (f->next < f->n)
 		rte_mempool_put_bulk(f->m[0]->pool, (void **)&f->m[f->next],
 				     f->n - f->next);
+	f->n = f->next = 0;
+}
+
+/*
+ * SRQ mode: the replacements come from the queue's stash, refilled when
+ * it holds fewer than the burst wants, with at least IPOIB_BURST (what a
+ * full burst took before: more at once can miss the lcore's mempool
+ * cache and go to its ring), so that bursts of a few frames (a
+ * ping-pong's) make no mempool call each. f takes the top of the stash;
+ * what it did not use goes back there (ipoib_rx_stash_return()). Out of
+ * mbufs, it takes what there is.
+ */
+static __rte_always_inline void
+ipoib_rx_stash_take(struct ipoib_rx_fresh *f, struct ipoib_rxq *rxq,
+		    uint16_t want)
+{
+	uint16_t have = rxq->stash_n, add;
+
+	want = RTE_MIN(want, (uint16_t)IPOIB_RX_FRESH);
+	if (unlikely(have < want)) {
+		add = want - have;
+		if (add < IPOIB_BURST)
+			add = RTE_MIN((uint16_t)IPOIB_BURST,
+				      (uint16_t)(IPOIB_RX_FRESH - have));
+		if (ipoib_rx_mbufs_get(&rxq->pool, &rxq->stash[have],
+				       add) == 0)
+			have += add;
+		else if (ipoib_rx_mbufs_get(&rxq->pool, &rxq->stash[have],
+					    want - have) == 0)
+			have = want;
+	}
+	f->n = RTE_MIN(have, want);
+	f->next = 0;
+	rxq->stash_n = have - f->n;
+	f->m = &rxq->stash[rxq->stash_n];
+}
+
+static __rte_always_inline void
+ipoib_rx_stash_return(struct ipoib_rx_fresh *f, struct ipoib_rxq *rxq)
+{
+	uint16_t left = f->n - f->next;
+
+	if (unlikely(left > 0)) {
+		memmove(&rxq->stash[rxq->stash_n], &f->m[f->next],
+			left * sizeof(f->m[0]));
+		rxq->stash_n += left;
+	}
 	f->n = f->next = 0;
 }
 
@@ -644,7 +690,8 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 	struct ipoib_rx_ring srq_ring, run_ring = { 0 };
 	uint16_t nb = 0, nwr = 0, posted = 0, k, i, run1;
 
-	if (rxq->loopback != NULL) {
+	/* frames in it are rare: one look at its two tails, no dequeue */
+	if (rxq->loopback != NULL && unlikely(!rte_ring_empty(rxq->loopback))) {
 		nb = (uint16_t)rte_ring_dequeue_burst(rxq->loopback,
 						      (void **)pkts, n, NULL);
 		/* made by another thread (ipoib_tx_too_long()) */
@@ -659,7 +706,7 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 	/* SRQ buffers come from one pool: take the burst's at once */
 	if (srq && k > 0) {
 		ipoib_rx_ring_view(&srq_ring, &rxq->srq_ring);
-		ipoib_rx_fresh_take(&fresh, &rxq->pool,
+		ipoib_rx_stash_take(&fresh, rxq,
 				    ipoib_rx_need(&srq_ring, wc, k));
 	}
 	for (i = 0; i < k; i++) {
@@ -744,7 +791,10 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 			pkts[nb++] = m;
 		}
 	}
-	ipoib_rx_fresh_return(&fresh);
+	if (srq)
+		ipoib_rx_stash_return(&fresh, rxq);
+	else
+		ipoib_rx_fresh_return(&fresh);
 	ipoib_rx_repost(rxq, wr, run, &posted, nwr, srq);
 	ipoib_rx_acct_flush(&acct);
 	ipoib_rx_acct_store(rxq, &acct);

@@ -270,6 +270,16 @@ ipoib_rxq_setup(struct rte_eth_dev *dev, uint16_t qid, uint16_t nb_desc,
 	return 0;
 }
 
+/* No burst running: the SRQ stash (ipoib_rx_stash_take()) to the pool. */
+static void
+ipoib_rxq_stash_release(struct ipoib_rxq *rxq)
+{
+	if (rxq->stash_n > 0)
+		rte_mempool_put_bulk(rxq->pool.mp, (void **)rxq->stash,
+				     rxq->stash_n);
+	rxq->stash_n = 0;
+}
+
 void
 ipoib_rxq_release(struct rte_eth_dev *dev, uint16_t qid)
 {
@@ -277,6 +287,7 @@ ipoib_rxq_release(struct rte_eth_dev *dev, uint16_t qid)
 
 	if (rxq == NULL)
 		return;
+	ipoib_rxq_stash_release(rxq);
 	ipoib_pool_free(rxq->priv, &rxq->pool);
 	ipoib_mem_free(&rxq->priv->acct, IPOIB_MEM_QUEUES, rxq);
 	dev->data->rx_queues[qid] = NULL;
@@ -349,6 +360,7 @@ ipoib_rxq_stop(struct ipoib_priv *priv, struct ipoib_rxq *rxq)
 {
 	const struct ipoib_hca_ops *ops = priv->ops;
 
+	ipoib_rxq_stash_release(rxq);
 	if (rxq->srq != NULL) {
 		/* no QP uses it any more: what is posted comes back to us */
 		if (ops->srq_destroy(rxq->srq) < 0)

@@ -247,25 +247,19 @@ ipoib_tx_account(struct ipoib_txq *txq, const struct ipoib_tx_run *r,
 }
 
 /*
- * Post wr[from..to), all encapsulated. Returns how many frames were
- * consumed: sent, or refused and freed. A refused frame is given back
- * intact, or, if it was rewritten (ARP, ND) and so cannot be, freed and
- * counted with every refused frame before it: what is given back is the
- * tail of the run, untouched.
+ * The frames of wr[from..to) after the sent ones, which the send queue
+ * refused: a refused frame is given back intact, or, if it was rewritten
+ * (ARP, ND) and so cannot be, freed and counted with every refused frame
+ * before it: what is given back is the tail of the run, untouched. How
+ * many were consumed, the sent ones included.
  */
-static uint16_t
-ipoib_tx_post_range(struct ipoib_txq *txq, struct ipoib_tx_run *r,
-		    uint16_t from, uint16_t to)
+static __rte_noinline uint16_t
+ipoib_tx_refused(struct ipoib_txq *txq, struct ipoib_tx_run *r,
+		 uint16_t from, uint16_t sent, uint16_t to)
 {
-	uint16_t sent, lost, i;
+	uint16_t lost, i;
 	uint32_t bad;
 
-	if (from == to)
-		return 0;
-	sent = txq->post_send(r->qp, &r->wr[from], to - from);
-	ipoib_tx_account(txq, r, from, from + sent);
-	if (likely(sent == to - from))
-		return sent;
 	/* the last frame of the refused that cannot go back, if any */
 	bad = r->rewritten & (uint32_t)(((UINT64_C(1) << to) - 1) &
 					~((UINT64_C(1) << (from + sent)) - 1));
@@ -276,6 +270,25 @@ ipoib_tx_post_range(struct ipoib_txq *txq, struct ipoib_tx_run *r,
 	for (; i < to; i++)
 		ipoib_tx_unencap(r->wr[i].m, r->saved[i]);
 	return sent + lost;
+}
+
+/*
+ * Post wr[from..to), all encapsulated. Returns how many frames were
+ * consumed: sent, or refused and freed (ipoib_tx_refused()).
+ */
+static __rte_always_inline uint16_t
+ipoib_tx_post_range(struct ipoib_txq *txq, struct ipoib_tx_run *r,
+		    uint16_t from, uint16_t to)
+{
+	uint16_t sent;
+
+	if (from == to)
+		return 0;
+	sent = txq->post_send(r->qp, &r->wr[from], to - from);
+	ipoib_tx_account(txq, r, from, from + sent);
+	if (likely(sent == to - from))
+		return sent;
+	return ipoib_tx_refused(txq, r, from, sent, to);
 }
 
 /*
@@ -348,7 +361,7 @@ ipoib_tx_take(struct ipoib_tx_run *r, uint16_t i, const struct rte_mbuf *m)
  * than r->n means the receiver refused the rest, which are given back
  * unchanged.
  */
-static uint16_t
+static __rte_noinline uint16_t
 ipoib_tx_flush(struct ipoib_txq *txq, struct ipoib_tx_run *r)
 {
 	uint32_t todo = ~r->encapped & (uint32_t)((UINT64_C(1) << r->n) - 1);
@@ -383,6 +396,25 @@ ipoib_tx_flush(struct ipoib_txq *txq, struct ipoib_tx_run *r)
 		start = i + 1;
 	}
 	done += ipoib_tx_post_range(txq, r, start, r->n);
+	r->n = 0;
+	r->encapped = 0;
+	return done;
+}
+
+/*
+ * ipoib_tx_flush() of a burst's run; the common one, every frame
+ * encapsulated as the burst took it, is posted here, without the calls
+ * that a run with frames to encapsulate needs.
+ */
+static __rte_always_inline uint16_t
+ipoib_tx_flush_run(struct ipoib_txq *txq, struct ipoib_tx_run *r)
+{
+	uint16_t done;
+
+	if (unlikely(r->encapped != (uint32_t)((UINT64_C(1) << r->n) - 1)))
+		return ipoib_tx_flush(txq, r);
+	r->rewritten = 0;
+	done = ipoib_tx_post_range(txq, r, 0, r->n);
 	r->n = 0;
 	r->encapped = 0;
 	return done;
@@ -653,7 +685,7 @@ ipoib_tx_send(struct ipoib_txq *txq, struct rte_mbuf **pkts, uint16_t n)
 		if (k > 0 && (act != IPOIB_TX_SEND || rt.qp != r->qp)) {
 			r->n = k;
 			r->encapped = enc;
-			consumed += ipoib_tx_flush(txq, r);
+			consumed += ipoib_tx_flush_run(txq, r);
 			k = 0;
 			enc = 0;
 			if (consumed < i)
@@ -695,7 +727,7 @@ ipoib_tx_send(struct ipoib_txq *txq, struct rte_mbuf **pkts, uint16_t n)
 	}
 	r->n = k;
 	r->encapped = enc;
-	consumed += ipoib_tx_flush(txq, r);
+	consumed += ipoib_tx_flush_run(txq, r);
 out:
 	/* held frames count as sent when the control thread sent them */
 	held = txq->stats.held - held;
