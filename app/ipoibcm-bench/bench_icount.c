@@ -3,15 +3,16 @@
  *
  * Instruction-count harness: port 0 sends to port 1 in the same process
  * and the same thread, a burst at a time: a burst of --burst frames
- * (BENCH_BURST unless told) sent, then port 1 polled until all of them are back. With --loopback,
- * port 0 alone, in loopback mode, sends to itself (net_ipoibcm: as
- * datagrams to its own UD QP, the path pmd_perf_autotest measures). Only
- * the two wrappers below run the drivers' burst functions during the
- * measured part, so callgrind --toggle-collect=bench_icount_rx (or _tx)
- * counts the instructions of one side's bursts and nothing else: building
- * the frames and freeing the received ones happen outside them. After each
- * size the counts are dumped (CALLGRIND_DUMP_STATS_AT, a no-op outside
- * valgrind) and this line printed, from which devtools/bench.py divides:
+ * (BENCH_BURST unless told) sent, then port 1 polled until all of them
+ * are back. With --loopback, port 0 alone, in loopback mode, sends to
+ * itself (net_ipoibcm: as datagrams to its own UD QP, the path
+ * pmd_perf_autotest measures). Only the two wrappers below run the
+ * drivers' burst functions during the measured part, so callgrind
+ * --toggle-collect=bench_icount_rx (or _tx) counts the instructions of
+ * one side's bursts and nothing else: building the frames and freeing
+ * the received ones happen outside them. After each size the counts
+ * are dumped (CALLGRIND_DUMP_STATS_AT, a no-op outside valgrind) and
+ * this line printed, from which devtools/bench.py divides:
  *
  *   icount size=S packets=N tx_calls=T rx_calls=R rx_empty=E lost=L
  *          tx_cycles=C rx_cycles=C rx_empty_cycles=C

@@ -179,7 +179,10 @@ struct ipoib_rxq {
 	struct ipoib_rxq_stats stats_base;	/* snapshot at last reset */
 	/* control */
 	struct ipoib_pool pool;		/* SRQ buffers */
-	/* replacements taken from pool ahead (ipoib_rx_stash_take()) */
+	/*
+	 * The bursts': replacements taken from pool ahead
+	 * (ipoib_rx_stash_take()); here, after the counters, for its size.
+	 */
 	struct rte_mbuf *stash[IPOIB_RX_FRESH];
 	struct ipoib_ud rss_ud;		/* queues 1..: UD by flow (RSS) */
 	struct ipoib_hca_qp *rss_qp;	/* the UD QP whose RQ that is */

@@ -129,7 +129,8 @@ ipoib_rx_stash_take(struct ipoib_rx_fresh *f, struct ipoib_rxq *rxq,
 		if (ipoib_rx_mbufs_get(&rxq->pool, &rxq->stash[have],
 				       add) == 0)
 			have += add;
-		else if (ipoib_rx_mbufs_get(&rxq->pool, &rxq->stash[have],
+		else if (add > want - have &&
+			 ipoib_rx_mbufs_get(&rxq->pool, &rxq->stash[have],
 					    want - have) == 0)
 			have = want;
 	}
