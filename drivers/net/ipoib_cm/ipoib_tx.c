@@ -211,20 +211,18 @@ ipoib_tx_account_rc(struct ipoib_txq *txq, const struct ipoib_tx_run *r,
 	IPOIB_STAT_ADD(txq->stats.bytes, total);
 }
 
-/* Account frames sent: per path, and per peer run by run. */
+/*
+ * Account frames sent over UD: per peer run by run (a run there mixes
+ * peers). Out of line: an RC run, the common one, is counted inline.
+ */
 static void
-ipoib_tx_account(struct ipoib_txq *txq, const struct ipoib_tx_run *r,
-		 uint16_t from, uint16_t to)
+ipoib_tx_account_ud(struct ipoib_txq *txq, const struct ipoib_tx_run *r,
+		    uint16_t from, uint16_t to)
 {
 	struct ipoib_peer_ctr *const *ctr = txq->peer_ud;
 	uint32_t pkts = 0, bytes = 0, total = 0;
 	uint16_t i;
 
-	if (r->rc) {
-		if (to > from)
-			ipoib_tx_account_rc(txq, r, from, to);
-		return;
-	}
 	for (i = from; i < to; i++) {
 		struct ipoib_peer *p = r->peer[i];
 
@@ -285,7 +283,10 @@ ipoib_tx_post_range(struct ipoib_txq *txq, struct ipoib_tx_run *r,
 	if (from == to)
 		return 0;
 	sent = txq->post_send(r->qp, &r->wr[from], to - from);
-	ipoib_tx_account(txq, r, from, from + sent);
+	if (!r->rc)
+		ipoib_tx_account_ud(txq, r, from, from + sent);
+	else if (likely(sent > 0))
+		ipoib_tx_account_rc(txq, r, from, from + sent);
 	if (likely(sent == to - from))
 		return sent;
 	return ipoib_tx_refused(txq, r, from, sent, to);
