@@ -532,6 +532,20 @@ struct shm_rq {
 	uint32_t users;		/* SRQ: QPs attached */
 };
 
+/*
+ * The receiving end of an RC QP's sends: what its peer's entry said when
+ * the QP connected (shm_qp_connect()). It holds while the entry is still
+ * the peer's (its gen is the peer QPN's: shm_rc_peer_gone()); the entry's
+ * fields do not change in between, nor does a port's LID.
+ */
+struct shm_rc_dst {
+	struct shm_rq_ring *r;
+	struct shm_cq_ring *c;
+	uint32_t proc;
+	uint32_t port;		/* the receiver's port (its counters) */
+	struct shm_cqe tmpl;	/* what its completions have in common */
+};
+
 struct shm_qp {
 	struct shm_port *port;
 	struct shm_qp_ent *ent;
@@ -543,6 +557,9 @@ struct shm_qp {
 	/* sender side: the connected peer, resolved */
 	struct shm_qp_ent *peer;
 	uint32_t peer_qpn;
+	/* written once, before the state that lets senders read it */
+	struct shm_rc_dst dst;
+	bool dst_ok;		/* dst was resolved */
 	uint64_t rnr_since;	/* first refused send of a streak, ns */
 	uint64_t gone_since;	/* peer first seen gone by the watch, ns */
 	uint8_t rnr_retry;	/* IPOIB_RNR_RETRY_FOREVER: for ever */
@@ -767,10 +784,8 @@ void shm_rq_flush(struct shm_rq *rq);
 uint32_t shm_cq_pending(const struct shm_cq *cq, uint32_t rq_id);
 uint32_t shm_rq_claim(struct shm_rq_ring *r, uint32_t want,
 		      struct shm_rq_ent *ents, bool *descs);
-/* QP state as senders see it and change it. */
-bool shm_qp_connected(uint32_t state);
+/* QP state as senders change it (as they see it: shm_rc_send.h). */
 void shm_qp_set_err(struct shm_qp *qp);
-bool shm_rc_peer_gone(const struct shm_qp *qp);
 int shm_qp_connect(struct shm_qp *qp, uint32_t remote_qpn, uint8_t rnr_retry,
 		   enum shm_qp_state state);
 

@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shm_cq_fill.h"
 #include "shm_internal.h"
 #include "shm_log.h"
+#include "shm_rc_send.h"
 
 /* ---- queue pairs --------------------------------------------------------- */
 
@@ -174,11 +176,6 @@ fail:
 	return NULL;
 }
 
-bool
-shm_qp_connected(uint32_t state)
-{
-	return state == SHM_QPS_RTR || state == SHM_QPS_RTS;
-}
 
 /*
  * After the flush, what is outstanding and not on the CQ was claimed by a
@@ -334,6 +331,24 @@ shm_qp_report_err(struct shm_qp *qp, bool event)
 		shm_port_event(qp->port, &ev);
 }
 
+/* Where qp's sends go: to QP qpn, whose entry pv was read as of qpn. */
+static bool
+shm_rc_dst_resolve(struct shm_qp *qp, uint32_t qpn,
+		   const struct shm_qp_ent *pv, struct shm_rc_dst *d)
+{
+	struct shm_fabric *f = qp->port->f;
+
+	d->r = shm_arena_ptr(f, pv->proc, pv->rq_off);
+	d->c = shm_arena_ptr(f, pv->proc, pv->cq_off);
+	if (d->r == NULL || d->c == NULL)
+		return false;
+	d->proc = pv->proc;
+	d->port = pv->port;
+	shm_cqe_tmpl(&d->tmpl, d->r->id, qpn, qp->qpn,
+		     pv->qp_context, qp->port->ent->lid, 0);
+	return true;
+}
+
 /* Internal to the CM: connect an RC QP to its peer and set its state. */
 int
 shm_qp_connect(struct shm_qp *qp, uint32_t remote_qpn, uint8_t rnr_retry,
@@ -354,9 +369,16 @@ shm_qp_connect(struct shm_qp *qp, uint32_t remote_qpn, uint8_t rnr_retry,
 	if (peer == NULL || qp->type != SHM_QPT_RC ||
 	    old == SHM_QPS_ERR || old == SHM_QPS_FREE)
 		return -EINVAL;
-	if (first && shm_qp_ent_read(peer, remote_qpn, &pv))
+	if (first && shm_qp_ent_read(peer, remote_qpn, &pv)) {
 		shm_cq_populate(f, pv.proc, pv.cq_off);
-	/* the datapath reads the peer once it sees the state: peer first */
+		qp->dst_ok = shm_rc_dst_resolve(qp, remote_qpn, &pv,
+						&qp->dst);
+	}
+	/*
+	 * The datapath reads the peer and dst once it sees the state: they
+	 * first. A peer that could not be read is found gone by the first
+	 * send (shm_rc_open()), as it would have been then.
+	 */
 	qp->peer = peer;
 	qp->peer_qpn = remote_qpn;
 	qp->rnr_retry = rnr_retry;
@@ -403,22 +425,6 @@ shm_qp_flush_settle(struct shm_qp *qp)
 		shm_rq_flush(qp->rq);
 }
 
-/*
- * An RC peer that vanished (its slot reused), went to error, or is now
- * connected to another QP. A peer still in INIT (the REP is on its way) or
- * RTR is not gone.
- */
-bool
-shm_rc_peer_gone(const struct shm_qp *qp)
-{
-	const struct shm_qp_ent *peer = qp->peer;
-	uint32_t st = shm_load(&peer->state);
-	uint32_t rq = shm_load_relaxed(&peer->remote_qpn);
-
-	return shm_load_relaxed(&peer->gen) != SHM_QPN_GEN(qp->peer_qpn) ||
-	       st == SHM_QPS_FREE || st == SHM_QPS_ERR ||
-	       (rq != 0 && rq != qp->qpn);
-}
 
 /* Notice RC QPs whose peer went away or that an lcore put in error. */
 void

@@ -40,20 +40,35 @@ struct shm_rc_msg {
 	const struct shm_send *sg;
 };
 
-/* The receiving end of an RC QP's sends, resolved once per call. */
-struct shm_rc_dst {
-	struct shm_rq_ring *r;
-	struct shm_cq_ring *c;
-	uint32_t proc;
-	uint32_t port;		/* the receiver's port (its counters) */
-	struct shm_cqe tmpl;	/* what its completions have in common */
-};
+/* QP state as senders see it: inline, a send reads them each call. */
+static inline bool
+shm_qp_connected(uint32_t state)
+{
+	return state == SHM_QPS_RTR || state == SHM_QPS_RTS;
+}
 
 /*
- * The QP can send now, to *d: true. False: nothing goes (an RNR counted,
- * or the QP put in error).
+ * An RC peer that vanished (its slot reused), went to error, or is now
+ * connected to another QP. A peer still in INIT (the REP is on its way) or
+ * RTR is not gone.
  */
-bool shm_rc_open(struct shm_qp *qp, struct shm_rc_dst *d);
+static inline bool
+shm_rc_peer_gone(const struct shm_qp *qp)
+{
+	const struct shm_qp_ent *peer = qp->peer;
+	uint32_t st = shm_load(&peer->state);
+	uint32_t rq = shm_load_relaxed(&peer->remote_qpn);
+
+	return shm_load_relaxed(&peer->gen) != SHM_QPN_GEN(qp->peer_qpn) ||
+	       st == SHM_QPS_FREE || st == SHM_QPS_ERR ||
+	       (rq != 0 && rq != qp->qpn);
+}
+
+/*
+ * The QP can send now: where to (qp->dst, resolved by shm_qp_connect()).
+ * NULL: nothing goes (an RNR counted, or the QP put in error).
+ */
+const struct shm_rc_dst *shm_rc_open(struct shm_qp *qp);
 /*
  * Claim up to want (<= SHM_BURST) of the receiver's WRs into ents; 0: an
  * RNR NAK, counted.
@@ -90,18 +105,19 @@ shm_rc_send_each(struct shm_qp *qp, uint16_t n, void *ctx, shm_rc_msg_fn msg,
 	struct shm_fabric *f = qp->port->f;
 	struct shm_rq_ring *r;
 	struct shm_cq_ring *c;
-	struct shm_rc_dst d;
+	const struct shm_rc_dst *d;
 	struct shm_cqe tmpl;
 	uint32_t done = 0;
 	uint32_t proc;
 
-	if (!shm_rc_open(qp, &d))
+	d = shm_rc_open(qp);
+	if (d == NULL)
 		return 0;
-	/* d's address was taken: what the loop reads of it, in locals */
-	r = d.r;
-	c = d.c;
-	proc = d.proc;
-	tmpl = d.tmpl;
+	/* what the loop reads of *d, in locals: stores could alias it */
+	r = d->r;
+	c = d->c;
+	proc = d->proc;
+	tmpl = d->tmpl;
 	while (done < n) {
 		uint32_t want = n - done < SHM_BURST ? n - done : SHM_BURST;
 		uint32_t k, i, nlate = 0, stream_min, lim;
@@ -148,7 +164,7 @@ shm_rc_send_each(struct shm_qp *qp, uint16_t n, void *ctx, shm_rc_msg_fn msg,
 					     false, &dst);
 				e->byte_len = m.len;
 				shm_cq_publish(e, t + i);
-			} else if (shm_rc_put_slow(qp, &d, q, e, m.src, m.len,
+			} else if (shm_rc_put_slow(qp, d, q, e, m.src, m.len,
 						   m.sg, m.len >= stream_min) &&
 				   m.len >= stream_min) {
 				late[nlate++] = i;

@@ -319,42 +319,35 @@ shm_rc_rnr(struct shm_qp *qp)
 		shm_qp_set_err(qp);
 }
 
-/* RC sends (shm_rc_send.h): what is not per message. */
-bool
-shm_rc_open(struct shm_qp *qp, struct shm_rc_dst *d)
+/*
+ * RC sends (shm_rc_send.h): what is not per message. The peer's entry
+ * was read when the QP connected (qp->dst); here only what may have
+ * changed since: the peer's state and whether the entry is still its.
+ */
+const struct shm_rc_dst *
+shm_rc_open(struct shm_qp *qp)
 {
 	struct shm_fabric *f = qp->port->f;
-	struct shm_qp_ent pv;
 
+	/* the acquire that pairs with shm_qp_connect()'s store: dst after */
 	if (shm_load(&qp->ent->state) != SHM_QPS_RTS)
-		return false;
+		return NULL;
 	if (shm_load(&qp->port->ent->state) != SHM_PORT_ACTIVE) {
 		/* the link is down: the retries run out, the QP errors */
 		shm_add(&qp->port->ent->cnt_link_down_drops, 1);
 		shm_qp_set_err(qp);
-		return false;
+		return NULL;
 	}
-	if (shm_rc_peer_gone(qp) ||
-	    !shm_qp_ent_read(qp->peer, qp->peer_qpn, &pv) ||
-	    shm_load(&f->hdr->ports[pv.port].state) != SHM_PORT_ACTIVE) {
+	if (unlikely(!qp->dst_ok) || shm_rc_peer_gone(qp) ||
+	    shm_load(&f->hdr->ports[qp->dst.port].state) != SHM_PORT_ACTIVE) {
 		shm_qp_set_err(qp);
-		return false;
+		return NULL;
 	}
-	d->r = shm_arena_ptr(f, pv.proc, pv.rq_off);
-	d->c = shm_arena_ptr(f, pv.proc, pv.cq_off);
-	if (d->r == NULL || d->c == NULL) {
-		shm_qp_set_err(qp);
-		return false;
-	}
-	if (!shm_qp_connected(pv.state)) {
+	if (!shm_qp_connected(shm_load(&qp->peer->state))) {
 		shm_rc_rnr(qp);		/* not ready to receive yet */
-		return false;
+		return NULL;
 	}
-	d->proc = pv.proc;
-	d->port = pv.port;
-	shm_cqe_tmpl(&d->tmpl, d->r->id, qp->peer_qpn, qp->qpn, pv.qp_context,
-		     qp->port->ent->lid, 0);
-	return true;
+	return &qp->dst;
 }
 
 uint32_t
