@@ -176,7 +176,6 @@ fail:
 	return NULL;
 }
 
-
 /*
  * After the flush, what is outstanding and not on the CQ was claimed by a
  * sender that has not completed it. A live sender completes within a copy;
@@ -425,7 +424,6 @@ shm_qp_flush_settle(struct shm_qp *qp)
 		shm_rq_flush(qp->rq);
 }
 
-
 /* Notice RC QPs whose peer went away or that an lcore put in error. */
 void
 shm_qp_watch(struct shm_port *p)
@@ -444,7 +442,7 @@ shm_qp_watch(struct shm_port *p)
 		if (qp->type != SHM_QPT_RC || !shm_qp_connected(st) ||
 		    peer == NULL)
 			continue;
-		if (!shm_rc_peer_gone(qp)) {
+		if (!shm_rc_peer_gone(qp, shm_load(&peer->state))) {
 			qp->gone_since = 0;
 		} else if (qp->gone_since == 0) {
 			qp->gone_since = ipoib_now_ns();

@@ -50,13 +50,13 @@ shm_qp_connected(uint32_t state)
 /*
  * An RC peer that vanished (its slot reused), went to error, or is now
  * connected to another QP. A peer still in INIT (the REP is on its way) or
- * RTR is not gone.
+ * RTR is not gone. st: the peer's state, loaded (acquire) by the caller,
+ * which may test it again.
  */
 static inline bool
-shm_rc_peer_gone(const struct shm_qp *qp)
+shm_rc_peer_gone(const struct shm_qp *qp, uint32_t st)
 {
 	const struct shm_qp_ent *peer = qp->peer;
-	uint32_t st = shm_load(&peer->state);
 	uint32_t rq = shm_load_relaxed(&peer->remote_qpn);
 
 	return shm_load_relaxed(&peer->gen) != SHM_QPN_GEN(qp->peer_qpn) ||

@@ -328,6 +328,7 @@ const struct shm_rc_dst *
 shm_rc_open(struct shm_qp *qp)
 {
 	struct shm_fabric *f = qp->port->f;
+	uint32_t peer_st;
 
 	/* the acquire that pairs with shm_qp_connect()'s store: dst after */
 	if (shm_load(&qp->ent->state) != SHM_QPS_RTS)
@@ -338,12 +339,17 @@ shm_rc_open(struct shm_qp *qp)
 		shm_qp_set_err(qp);
 		return NULL;
 	}
-	if (unlikely(!qp->dst_ok) || shm_rc_peer_gone(qp) ||
+	if (unlikely(!qp->dst_ok)) {
+		shm_qp_set_err(qp);
+		return NULL;
+	}
+	peer_st = shm_load(&qp->peer->state);
+	if (shm_rc_peer_gone(qp, peer_st) ||
 	    shm_load(&f->hdr->ports[qp->dst.port].state) != SHM_PORT_ACTIVE) {
 		shm_qp_set_err(qp);
 		return NULL;
 	}
-	if (!shm_qp_connected(shm_load(&qp->peer->state))) {
+	if (!shm_qp_connected(peer_st)) {
 		shm_rc_rnr(qp);		/* not ready to receive yet */
 		return NULL;
 	}
