@@ -83,6 +83,34 @@ shm_write_grh(struct shm_fabric *f, uint32_t proc, const struct shm_target *d,
 }
 
 /*
+ * A UD message shm_ud_deliver() does not write itself (several pieces, a
+ * WR of several SGEs, a buffer it does not fit, a buffer not mapped):
+ * fills completion e but its seq.
+ */
+static __attribute__((noinline)) void
+shm_ud_put_slow(struct shm_qp *qp, uint32_t proc, struct shm_rq_ring *r,
+		const struct shm_rq_ent *q, struct shm_cqe *e,
+		const struct shm_send *wr, const struct shm_ah *ah,
+		struct shm_port_ent *dp, struct shm_dst_seg *dst)
+{
+	struct shm_fabric *f = qp->port->f;
+	uint32_t len = shm_msg_len(wr);
+	struct shm_target to;
+
+	shm_rq_target(r, q, &to);
+	if (IPOIB_GRH_LEN + len > to.total_len) {
+		e->status = IPOIB_WC_LOC_LEN_ERR;
+		shm_add(&dp->cnt_len_errs, 1);
+		return;
+	}
+	if (ah->global)
+		shm_write_grh(f, proc, &to, len, qp->port->ent->gid, ah->dgid,
+			      dst);
+	shm_copy(f, proc, &to, IPOIB_GRH_LEN, wr, len, false, dst);
+	e->byte_len = IPOIB_GRH_LEN + len;
+}
+
+/*
  * Deliver k UD messages of wr, all to QP dqpn through ah with one Q_Key,
  * in order; drops are counted at the target. As IBTA chapter 10 has it
  * for UD: a message whose P_Key does not match the receiver's
@@ -120,6 +148,8 @@ shm_ud_deliver(struct shm_qp *qp, const struct shm_send *wr, uint16_t k,
 	struct shm_rq_ent ents[SHM_UD_RUN];
 	struct shm_cqe tmpl;
 	bool descs;	/* unused: shm_rq_target() reads the entry */
+	const uint8_t *sgid = qp->port->ent->gid;
+	bool grh = ah->global;
 	uint32_t qkey, got, j;
 	uint64_t t;
 
@@ -171,27 +201,37 @@ shm_ud_deliver(struct shm_qp *qp, const struct shm_send *wr, uint16_t k,
 	 * --loopback, tx side, 64 bytes: 277 against 263).
 	 */
 	shm_cqe_tmpl(&tmpl, r->id, dqpn, qp->qpn, d->qp_context,
-		     qp->port->ent->lid, ah->global ? IPOIB_WC_GRH : 0);
+		     qp->port->ent->lid, grh ? IPOIB_WC_GRH : 0);
 	t = shm_cq_reserve(c, got);
 	for (j = 0; j < got; j++) {
-		uint32_t len = shm_msg_len(&wr[j]);
+		const struct shm_rq_ent *ent = &ents[j];
+		/* before the completion's stores, which could alias them */
+		bool one = wr[j].iovcnt == 1;
+		const void *src = one ? wr[j].iov[0].iov_base : NULL;
+		uint32_t len = one ? (uint32_t)wr[j].iov[0].iov_len : 0;
 		struct shm_cqe *e = shm_cq_entry_take(c, t + j);
-		struct shm_target to;
+		uint8_t *to;
 
-		shm_cq_entry_fill(e, &tmpl, SHM_RQ_ENT_SLOT(&ents[j]));
-		shm_rq_target(r, &ents[j], &to);
-		if (IPOIB_GRH_LEN + len > to.total_len) {
-			e->status = IPOIB_WC_LOC_LEN_ERR;
-			shm_add(&dp->cnt_len_errs, 1);
-		} else {
-			if (ah->global)
-				shm_write_grh(f, d->proc, &to, len,
-					      qp->port->ent->gid, ah->dgid,
-					      &dst);
-			/* one message at a time: never streamed */
-			shm_copy(f, d->proc, &to, IPOIB_GRH_LEN, &wr[j], len,
-				 false, &dst);
+		shm_cq_entry_fill(e, &tmpl, SHM_RQ_ENT_SLOT(ent));
+		/*
+		 * The common message: one piece, GRH and all within the
+		 * entry's one buffer, written through one look-up of it.
+		 * One message at a time: never streamed.
+		 */
+		if (likely(one && ent->off != SHM_RQ_ENT_DESC &&
+			   IPOIB_GRH_LEN + len <= SHM_RQ_ENT_LEN(ent)) &&
+		    likely((to = shm_dst_at(f, d->proc, ent->off, &dst)) !=
+			   NULL)) {
+			shm_tsan_buf_take(to);
+			if (grh)
+				shm_grh_fill(to, shm_grh_head(len), sgid,
+					     ah->dgid);
+			shm_copy_piece(to + IPOIB_GRH_LEN, src, len, false);
+			shm_tsan_buf_give(to);
 			e->byte_len = IPOIB_GRH_LEN + len;
+		} else {
+			shm_ud_put_slow(qp, d->proc, r, ent, e, &wr[j], ah,
+					dp, &dst);
 		}
 		shm_cq_publish(e, t + j);
 	}
