@@ -83,6 +83,10 @@ ipoib_lpbk_send(struct ipoib_txq *txq, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct ipoib_priv *priv = txq->priv;
 	struct ipoib_send_wr wr[IPOIB_TX_BURST];
+	/* in locals: the encapsulation's stores could alias them */
+	struct ipoib_hca_ah *ah = priv->lpbk_ah;
+	uint32_t qpn = priv->ud_qpn, qkey = txq->ud_qkey;
+	uint32_t max_len = (uint32_t)RTE_ETHER_HDR_LEN + priv->ud_mtu;
 	uint32_t bytes = 0;
 	uint16_t i, k = 0, sent;
 
@@ -93,7 +97,7 @@ ipoib_lpbk_send(struct ipoib_txq *txq, struct rte_mbuf **pkts, uint16_t n)
 		uint32_t len = m->pkt_len;
 		int ret;
 
-		if (len > (uint32_t)RTE_ETHER_HDR_LEN + priv->ud_mtu) {
+		if (len > max_len) {
 			ipoib_tx_drop(m, &txq->stats.drop_too_long);
 			continue;
 		}
@@ -106,9 +110,9 @@ ipoib_lpbk_send(struct ipoib_txq *txq, struct rte_mbuf **pkts, uint16_t n)
 			}
 		}
 		wr[k].m = m;
-		wr[k].ah = priv->lpbk_ah;
-		wr[k].remote_qpn = priv->ud_qpn;
-		wr[k].remote_qkey = txq->ud_qkey;
+		wr[k].ah = ah;
+		wr[k].remote_qpn = qpn;
+		wr[k].remote_qkey = qkey;
 		bytes += len;
 		k++;
 	}
