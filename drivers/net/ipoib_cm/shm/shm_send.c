@@ -376,24 +376,22 @@ shm_rc_open(struct shm_qp *qp)
 	if (shm_load(&qp->port->ent->state) != SHM_PORT_ACTIVE) {
 		/* the link is down: the retries run out, the QP errors */
 		shm_add(&qp->port->ent->cnt_link_down_drops, 1);
-		shm_qp_set_err(qp);
-		return NULL;
+		goto err;
 	}
-	if (unlikely(!qp->dst_ok)) {
-		shm_qp_set_err(qp);
-		return NULL;
-	}
+	if (unlikely(!qp->dst_ok))
+		goto err;
 	peer_st = shm_load(&qp->peer->state);
 	if (shm_rc_peer_gone(qp, peer_st) ||
-	    shm_load(&f->hdr->ports[qp->dst.port].state) != SHM_PORT_ACTIVE) {
-		shm_qp_set_err(qp);
-		return NULL;
-	}
+	    shm_load(&f->hdr->ports[qp->dst.port].state) != SHM_PORT_ACTIVE)
+		goto err;
 	if (!shm_qp_connected(peer_st)) {
 		shm_rc_rnr(qp);		/* not ready to receive yet */
 		return NULL;
 	}
 	return &qp->dst;
+err:
+	shm_qp_set_err(qp);
+	return NULL;
 }
 
 uint32_t
