@@ -25,9 +25,12 @@
 /*
  * The GRH of a UD message, at the start of its receive buffer: version 6,
  * payload length len, next header 0x1b (IBA transport), hop limit 1
- * (link-local), then the two GIDs. Written in place, as three stores,
- * when the buffer's first piece holds it, which leaves c mapping that
- * piece for the payload; else through a copy (shm_write_grh_copy(), out
+ * (link-local), then the two GIDs. The common message's is written by
+ * shm_ud_deliver() itself, with the payload, through one look-up of the
+ * buffer; shm_write_grh() writes the others'. It writes in place, as
+ * three stores, when the buffer's first piece holds it, which leaves c
+ * mapping that piece for the payload; else through a copy
+ * (shm_write_grh_copy(), out
  * of line: one function with its bounce buffer and descriptors took 67
  * instructions a message in the common case, which inline adds 23 to
  * shm_ud_deliver(); bench icount --loopback). Built byte by byte on the
