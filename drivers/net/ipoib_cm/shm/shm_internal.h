@@ -782,8 +782,6 @@ struct shm_rq *shm_rq_create(struct shm_port *p, uint32_t max_wr,
 void shm_rq_free(struct shm_rq *rq);
 void shm_rq_flush(struct shm_rq *rq);
 uint32_t shm_cq_pending(const struct shm_cq *cq, uint32_t rq_id);
-uint32_t shm_rq_claim(struct shm_rq_ring *r, uint32_t want,
-		      struct shm_rq_ent *ents, bool *descs);
 /* QP state as senders change it (as they see it: shm_rc_send.h). */
 void shm_qp_set_err(struct shm_qp *qp);
 int shm_qp_connect(struct shm_qp *qp, uint32_t remote_qpn, uint8_t rnr_retry,

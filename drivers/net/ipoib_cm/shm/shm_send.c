@@ -16,6 +16,7 @@
 #include "shm_internal.h"
 #include "shm_log.h"
 #include "shm_rc_send.h"
+#include "shm_rq_claim.h"
 #include "shm_sa.h"
 
 /* ---- sends --------------------------------------------------------------- */
