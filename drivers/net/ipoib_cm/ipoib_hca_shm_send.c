@@ -131,7 +131,8 @@ ipoib_shm_post_send(struct ipoib_hca_qp *hqp, const struct ipoib_send_wr *wr,
 {
 	struct shm_qp *qp = TO_SHM(qp, hqp);
 
-	if (shm_qp_is_ud(qp))
+	/* the fabric's QP: this file compiles its RC template already */
+	if (qp->type == SHM_QPT_UD)
 		return ipoib_shm_post_ud(qp, wr, n);
 	return ipoib_shm_post_rc(qp, wr, n);
 }

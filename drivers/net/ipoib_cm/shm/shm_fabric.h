@@ -209,7 +209,6 @@ struct shm_qp *shm_qp_create(struct shm_port *p,
 int shm_qp_destroy(struct shm_qp *qp);
 uint32_t shm_qp_num(const struct shm_qp *qp);
 /* A UD QP: its sends read shm_send's address fields, an RC one's do not. */
-bool shm_qp_is_ud(const struct shm_qp *qp);
 struct shm_rq *shm_qp_rq(struct shm_qp *qp);
 enum shm_qp_state shm_qp_state(const struct shm_qp *qp);
 /*

@@ -271,12 +271,6 @@ shm_qp_num(const struct shm_qp *qp)
 	return qp->qpn;
 }
 
-bool
-shm_qp_is_ud(const struct shm_qp *qp)
-{
-	return qp->type == SHM_QPT_UD;
-}
-
 struct shm_rq *
 shm_qp_rq(struct shm_qp *qp)
 {
