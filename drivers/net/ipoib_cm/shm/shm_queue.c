@@ -194,8 +194,8 @@ shm_cq_capture(struct shm_port *p, struct shm_rq *rq, uint32_t slot,
  * other (the wc stores could alias it in memory) and goes back when the
  * queue changes and at the end.
  */
-uint16_t
-shm_cq_poll(struct shm_cq *cq, struct ipoib_wc *wc, uint16_t n)
+static __attribute__((noinline)) uint16_t
+shm_cq_poll_some(struct shm_cq *cq, struct ipoib_wc *wc, uint16_t n)
 {
 	struct shm_cq_ring *c = cq->ring;
 	struct shm_fabric *f = cq->port->f;
@@ -275,6 +275,24 @@ shm_cq_poll(struct shm_cq *cq, struct ipoib_wc *wc, uint16_t n)
 		shm_cq_rewind(cq);	/* found nothing: it may be empty */
 	}
 	return i;
+}
+
+/*
+ * Nothing at the head and nothing reserved (shm_cq_stalled()): an empty
+ * poll, as a burst's of its other CQ, returns without the loop's frame.
+ */
+uint16_t
+shm_cq_poll(struct shm_cq *cq, struct ipoib_wc *wc, uint16_t n)
+{
+	const struct shm_cq_ring *c = cq->ring;
+	uint64_t h = cq->head;
+
+	if (shm_load(&c->cqe[h & c->mask].seq) == (uint32_t)(h + 1) ||
+	    shm_load(&c->tail) > h)
+		return shm_cq_poll_some(cq, wc, n);
+	if (unlikely((h & c->mask) >= SHM_CQ_REWIND_AT))
+		shm_cq_rewind(cq);
+	return 0;
 }
 
 void
