@@ -29,6 +29,7 @@
 #include "shm_copy.h"
 #include "shm_cq_fill.h"
 #include "shm_internal.h"
+#include "shm_rq_claim.h"
 
 /*
  * A message as an RC send reads it: its first piece and its length, and
@@ -70,11 +71,37 @@ shm_rc_peer_gone(const struct shm_qp *qp, uint32_t st)
  */
 const struct shm_rc_dst *shm_rc_open(struct shm_qp *qp);
 /*
- * Claim up to want (<= SHM_BURST) of the receiver's WRs into ents; 0: an
- * RNR NAK, counted.
+ * No posted buffer at the receiver: an RNR NAK, counted; the QP goes to
+ * error once the retries are spent.
  */
-uint32_t shm_rc_claim(struct shm_qp *qp, struct shm_rq_ring *r,
-		      uint32_t want, struct shm_rq_ent *ents);
+void shm_rc_rnr(struct shm_qp *qp);
+
+/*
+ * Claim up to want (<= SHM_BURST) of the receiver's WRs into ents; 0: an
+ * RNR NAK, counted. Inline: once per burst, one frame's in a ping-pong.
+ */
+static inline uint32_t
+shm_rc_claim(struct shm_qp *qp, struct shm_rq_ring *r, uint32_t want,
+	     struct shm_rq_ent *ents)
+{
+	bool descs;	/* one of ents is SHM_RQ_ENT_DESC */
+	uint32_t k, i;
+
+	k = shm_rq_claim(r, want, ents, &descs);
+	if (k == 0) {
+		shm_rc_rnr(qp);
+		return 0;
+	}
+	/* read first: the line stays shared while no streak runs */
+	if (shm_load_relaxed(&qp->rnr_since) != 0)
+		shm_store_relaxed(&qp->rnr_since, 0);
+	/* the receiver wrote the descriptors of WRs of several SGEs */
+	for (i = 0; unlikely(descs) && i < k; i++)
+		if (ents[i].off == SHM_RQ_ENT_DESC)
+			__builtin_prefetch(shm_rdesc(r,
+				SHM_RQ_ENT_SLOT(&ents[i])), 0, 3);
+	return k;
+}
 /*
  * A message the template does not copy itself (several pieces, a WR of
  * several SGEs, a longer message than the buffer, a capture running):

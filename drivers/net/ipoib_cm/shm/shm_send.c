@@ -346,7 +346,7 @@ shm_ud_send(struct shm_qp *qp, const struct shm_send *wr, uint16_t n)
  * sender retries; with an RNR retry count of 7 for ever, otherwise the QP
  * goes to error once (rnr_retry + 1) RNR timer periods have passed.
  */
-static void
+void
 shm_rc_rnr(struct shm_qp *qp)
 {
 	uint64_t now = ipoib_now_ns();
@@ -396,29 +396,6 @@ shm_rc_open(struct shm_qp *qp)
 err:
 	shm_qp_set_err(qp);
 	return NULL;
-}
-
-uint32_t
-shm_rc_claim(struct shm_qp *qp, struct shm_rq_ring *r, uint32_t want,
-	     struct shm_rq_ent *ents)
-{
-	bool descs;	/* one of ents is SHM_RQ_ENT_DESC */
-	uint32_t k, i;
-
-	k = shm_rq_claim(r, want, ents, &descs);
-	if (k == 0) {
-		shm_rc_rnr(qp);
-		return 0;
-	}
-	/* read first: the line stays shared while no streak runs */
-	if (shm_load_relaxed(&qp->rnr_since) != 0)
-		shm_store_relaxed(&qp->rnr_since, 0);
-	/* the receiver wrote the descriptors of WRs of several SGEs */
-	for (i = 0; unlikely(descs) && i < k; i++)
-		if (ents[i].off == SHM_RQ_ENT_DESC)
-			__builtin_prefetch(shm_rdesc(r,
-				SHM_RQ_ENT_SLOT(&ents[i])), 0, 3);
-	return k;
 }
 
 bool
