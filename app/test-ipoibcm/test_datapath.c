@@ -244,3 +244,61 @@ test_dp_peer_counts_nosrq(void)
 }
 REGISTER_TEST(dp_peer_counts_nosrq, test_dp_peer_counts_nosrq,
 		    "per-peer counters summed over two queue pairs, non-SRQ");
+
+/*
+ * B's receive ring at its smallest, frames one at a time, each taken by
+ * a burst of one: many laps of the ring, so no repost may be lost (in
+ * SRQ mode reposts wait until several are due). Then B restarts with
+ * some waiting: its ring is posted anew, and those must not go again.
+ * Bursts of 16 frames between: what a ring of the smallest size holds
+ * with some reposts waiting (a sender to a full ring is refused).
+ */
+static int
+dp_one_by_one(const char *args)
+{
+	struct rte_eth_dev_info info;
+	struct dp_pair p;
+	uint32_t i, k, n;
+
+	TEST_RUN(dp_open(&p, args, 1500));
+	TEST_ASSERT_EQ(rte_eth_dev_info_get(p.b, &info), 0, "B's info");
+	TEST_ASSERT_EQ(rte_eth_dev_stop(p.b), 0, "B stopped");
+	TEST_ASSERT_EQ(rte_eth_rx_queue_setup(p.b, 0,
+					      info.rx_desc_lim.nb_min,
+					      rte_socket_id(), NULL,
+					      test_mempool()), 0,
+		       "B's ring of %u", info.rx_desc_lim.nb_min);
+	TEST_ASSERT_EQ(rte_eth_dev_start(p.b), 0, "B started");
+	n = 8 * info.rx_desc_lim.nb_min + 3;	/* 8 laps, 3 more */
+	for (i = 0; i < 2; i++) {
+		uint32_t seq = i * 100000;
+
+		TEST_RUN(dp_connect(&p));
+		for (k = 0; k < n; k++)
+			TEST_RUN(dp_exchange(&p, 1, 100 + k % 64, seq++));
+		for (k = 0; k < 4; k++, seq += 16)
+			TEST_RUN(dp_exchange(&p, 16, 1500, seq));
+		for (k = 0; k < 3; k++)
+			TEST_RUN(dp_exchange(&p, 1, 200, seq++));
+		TEST_ASSERT_EQ(rte_eth_dev_stop(p.b), 0, "B stopped");
+		TEST_ASSERT_EQ(rte_eth_dev_start(p.b), 0, "B started");
+	}
+	dp_close(&p);
+	return 0;
+}
+
+static int
+test_dp_one_by_one_srq(void)
+{
+	return dp_one_by_one("srq=on");
+}
+REGISTER_TEST(dp_one_by_one_srq, test_dp_one_by_one_srq,
+		    "the smallest ring, bursts of one, a restart; SRQ");
+
+static int
+test_dp_one_by_one_nosrq(void)
+{
+	return dp_one_by_one("srq=off");
+}
+REGISTER_TEST(dp_one_by_one_nosrq, test_dp_one_by_one_nosrq,
+		    "the smallest ring, bursts of one, a restart; non-SRQ");
