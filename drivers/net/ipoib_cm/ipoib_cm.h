@@ -40,6 +40,8 @@
 #define IPOIB_BURST		32
 /* replacement mbufs a receive burst takes at once, at most */
 #define IPOIB_RX_FRESH		(IPOIB_BURST * 2)
+/* SRQ mode: reposts wait until this many are due (ipoib_rx_srq_repost()) */
+#define IPOIB_RX_SRQ_BATCH	8
 #define IPOIB_UD_RING		2048	/* UD receive WRs (queue 0) */
 #define IPOIB_TX_QP_WR		1	/* active RC QPs receive nothing */
 #define IPOIB_MCAST_MAX		32	/* multicast groups with an AH */
@@ -174,6 +176,8 @@ struct ipoib_rxq {
 	/* its counters of each peer (ipoib_peer_ctr_at()) */
 	struct ipoib_peer_ctr *const *peer_ctr;
 	uint16_t stash_n;		/* SRQ mode: mbufs in stash */
+	uint16_t srq_wait_n;		/* SRQ mode: reposts in srq_wait */
+	uint64_t srq_wait[IPOIB_RX_SRQ_BATCH - 1];	/* their WR IDs */
 	/* counters last */
 	struct ipoib_rxq_stats stats;
 	struct ipoib_rxq_stats stats_base;	/* snapshot at last reset */

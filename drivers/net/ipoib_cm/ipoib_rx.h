@@ -532,6 +532,39 @@ ipoib_rx_repost(struct ipoib_rxq *rxq, struct ipoib_recv_wr *wr,
 	*start = nwr;
 }
 
+/*
+ * SRQ mode: a burst's reposts wait in the queue until IPOIB_RX_SRQ_BATCH
+ * of them are due, then go in one post with the burst's. A post's fixed
+ * cost was most of what a burst of one frame (a ping-pong's) paid to
+ * repost. The slots keep their new mbufs meanwhile (ipoib_rx_chain()),
+ * and an SRQ holds at least IPOIB_MIN_DESC WRs: a few fewer posted for a
+ * while change nothing; a queue stopped with some waiting releases them
+ * with the ring (ipoib_rxq_stop()). wr has room for the waiting ones.
+ */
+static __rte_always_inline void
+ipoib_rx_srq_repost(struct ipoib_rxq *rxq, struct ipoib_recv_wr *wr,
+		    uint16_t nwr)
+{
+	uint16_t w = rxq->srq_wait_n, j;
+
+	if (likely(w == 0 && nwr >= IPOIB_RX_SRQ_BATCH)) {
+		rxq->post_srq_recv(rxq->srq, wr, nwr);
+		return;
+	}
+	if (w + nwr < IPOIB_RX_SRQ_BATCH) {
+		for (j = 0; j < nwr; j++)
+			rxq->srq_wait[w + j] = wr[j].wr_id;
+		rxq->srq_wait_n = w + nwr;
+		return;
+	}
+	for (j = 0; j < w; j++)
+		ipoib_rx_ring_fill_wr(&rxq->srq_ring,
+				      ipoib_wr_slot(rxq->srq_wait[j]),
+				      rxq->srq_wait[j], &wr[nwr + j]);
+	rxq->srq_wait_n = 0;
+	rxq->post_srq_recv(rxq->srq, wr, nwr + w);
+}
+
 /* A completion that is not ours to deliver: flush, error, stray. */
 static __rte_always_inline bool
 ipoib_rx_not_data(struct ipoib_rxq *rxq, struct ipoib_rx_ring *ring,
@@ -557,7 +590,8 @@ static __rte_always_inline uint16_t
 ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 		    uint16_t n, const bool srq)
 {
-	struct ipoib_recv_wr wr[IPOIB_BURST];
+	/* and, in SRQ mode, the reposts that waited (ipoib_rx_srq_repost()) */
+	struct ipoib_recv_wr wr[IPOIB_BURST + IPOIB_RX_SRQ_BATCH - 1];
 	struct ipoib_wc wc[IPOIB_BURST];
 	struct ipoib_rx_acct acct = {
 		.ptype_mask = __atomic_load_n(&rxq->priv->ptype_mask,
@@ -683,7 +717,12 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 		ipoib_rx_stash_return(&fresh, rxq);
 	else
 		ipoib_rx_fresh_return(&fresh);
-	ipoib_rx_repost(rxq, wr, run, &posted, nwr, srq);
+	if (srq) {
+		if (nwr > 0)
+			ipoib_rx_srq_repost(rxq, wr, nwr);
+	} else {
+		ipoib_rx_repost(rxq, wr, run, &posted, nwr, srq);
+	}
 	ipoib_rx_acct_flush(&acct);
 	ipoib_rx_acct_store(rxq, &acct);
 	return nb;

@@ -361,6 +361,7 @@ ipoib_rxq_stop(struct ipoib_priv *priv, struct ipoib_rxq *rxq)
 	const struct ipoib_hca_ops *ops = priv->ops;
 
 	ipoib_rxq_stash_release(rxq);
+	rxq->srq_wait_n = 0;	/* their mbufs are the ring's, released below */
 	if (rxq->srq != NULL) {
 		/* no QP uses it any more: what is posted comes back to us */
 		if (ops->srq_destroy(rxq->srq) < 0)
