@@ -514,21 +514,17 @@ repost:
 }
 
 /*
- * Post the reposts gathered since *start: all of a burst's at once for
- * the SRQ; without one, those of a run of one connection's completions
- * (to its QP) when the run ends, so no WR needs its owner beside it.
+ * Non-SRQ mode: post the reposts gathered since *start, those of a run of
+ * one connection's completions, to its QP when the run ends, so no WR
+ * needs its owner beside it. (SRQ mode: ipoib_rx_srq_repost().)
  */
 static __rte_always_inline void
 ipoib_rx_repost(struct ipoib_rxq *rxq, struct ipoib_recv_wr *wr,
-		const struct ipoib_conn *run, uint16_t *start, uint16_t nwr,
-		const bool srq)
+		const struct ipoib_conn *run, uint16_t *start, uint16_t nwr)
 {
 	if (nwr == *start)
 		return;
-	if (srq)
-		rxq->post_srq_recv(rxq->srq, &wr[*start], nwr - *start);
-	else
-		rxq->post_recv(run->qp, &wr[*start], nwr - *start);
+	rxq->post_recv(run->qp, &wr[*start], nwr - *start);
 	*start = nwr;
 }
 
@@ -666,8 +662,7 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 			}
 			/* a run of its completions: their mbufs at once */
 			if (owner != run) {
-				ipoib_rx_repost(rxq, wr, run, &posted, nwr,
-						srq);
+				ipoib_rx_repost(rxq, wr, run, &posted, nwr);
 				ipoib_rx_fresh_return(&fresh);
 				ipoib_rx_ring_view(&run_ring, &owner->ring);
 				ipoib_rx_fresh_take(&fresh, run_ring.pool, i == 0 ?
@@ -721,7 +716,7 @@ ipoib_rx_burst_poll(struct ipoib_rxq *rxq, struct rte_mbuf **pkts,
 		if (nwr > 0)
 			ipoib_rx_srq_repost(rxq, wr, nwr);
 	} else {
-		ipoib_rx_repost(rxq, wr, run, &posted, nwr, srq);
+		ipoib_rx_repost(rxq, wr, run, &posted, nwr);
 	}
 	ipoib_rx_acct_flush(&acct);
 	ipoib_rx_acct_store(rxq, &acct);

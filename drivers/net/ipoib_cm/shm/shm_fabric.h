@@ -208,7 +208,6 @@ struct shm_qp *shm_qp_create(struct shm_port *p,
 			     const struct shm_qp_conf *conf);
 int shm_qp_destroy(struct shm_qp *qp);
 uint32_t shm_qp_num(const struct shm_qp *qp);
-/* A UD QP: its sends read shm_send's address fields, an RC one's do not. */
 struct shm_rq *shm_qp_rq(struct shm_qp *qp);
 enum shm_qp_state shm_qp_state(const struct shm_qp *qp);
 /*

@@ -31,12 +31,12 @@
  * buffer; shm_write_grh() writes the others'. It writes in place, as
  * three stores, when the buffer's first piece holds it, which leaves c
  * mapping that piece for the payload; else through a copy
- * (shm_write_grh_copy(), out
- * of line: one function with its bounce buffer and descriptors took 67
- * instructions a message in the common case, which inline adds 23 to
- * shm_ud_deliver(); bench icount --loopback). Built byte by byte on the
- * stack and copied in 16-byte loads, as before, it cost two failed store
- * forwardings a message (perf annotate of dpdk-test pmd_perf_autotest).
+ * (shm_write_grh_copy(), out of line: one function with its bounce
+ * buffer and descriptors took 67 instructions a message in the common
+ * case, which inline adds 23 to shm_ud_deliver(); bench icount
+ * --loopback). Built byte by byte on the stack and copied in 16-byte
+ * loads, as before, it cost two failed store forwardings a message (perf
+ * annotate of dpdk-test pmd_perf_autotest).
  */
 static inline uint64_t
 shm_grh_head(uint32_t len)
